@@ -1,0 +1,76 @@
+#include "family_registry.hpp"
+
+#include "tilemm/error.hpp"
+
+namespace tilemm::detail {
+namespace {
+
+std::uint64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return static_cast<std::uint64_t>((a + b - 1) / b);
+}
+
+LaunchGeometry grid_over_c(std::int64_t M, std::int64_t N, int tile_m, int tile_n, unsigned bx,
+                           unsigned by) {
+  LaunchGeometry g;
+  g.grid_x64 = ceil_div(N, tile_n);
+  g.grid_y64 = ceil_div(M, tile_m);
+  g.grid[0] = static_cast<unsigned>(g.grid_x64);
+  g.grid[1] = static_cast<unsigned>(g.grid_y64);
+  g.block[0] = bx;
+  g.block[1] = by;
+  return g;
+}
+
+int no_alignment(const Variant&) { return 1; }
+std::string always_valid(const Variant&) { return {}; }
+
+// naive ---------------------------------------------------------------------------------------
+constexpr int kNaiveBlock = 16;
+
+LaunchGeometry naive_geometry(const Variant&, const Problem& p) {
+  return grid_over_c(p.M, p.N, kNaiveBlock, kNaiveBlock, kNaiveBlock, kNaiveBlock);
+}
+std::size_t naive_shared(const Variant&) { return 0; }
+
+// tiled ---------------------------------------------------------------------------------------
+LaunchGeometry tiled_geometry(const Variant& v, const Problem& p) {
+  const int t = v.param("t");
+  return grid_over_c(p.M, p.N, t, t, static_cast<unsigned>(t), static_cast<unsigned>(t));
+}
+std::size_t tiled_shared(const Variant& v) {
+  const auto t = static_cast<std::size_t>(v.param("t"));
+  return 2 * t * (t + static_cast<std::size_t>(v.param("p"))) * sizeof(float);
+}
+
+}  // namespace
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> all = {
+      {"naive", "naive.cu", {}, always_valid, naive_geometry, naive_shared, no_alignment},
+      {"tiled",
+       "tiled.cu",
+       {{"t", "TILE", {8, 16, 32}}, {"p", "PAD", {0, 1}}},
+       always_valid,
+       tiled_geometry,
+       tiled_shared,
+       no_alignment},
+  };
+  return all;
+}
+
+const Family& find_family(const std::string& name) {
+  for (const auto& f : families())
+    if (f.name == name) return f;
+  throw InvalidArgument("family", "no kernel family called '" + name + "'");
+}
+
+std::vector<std::string> compile_definitions(const Variant& v) {
+  const Family& f = find_family(v.family);
+  std::vector<std::string> defs;
+  defs.push_back("-DTILEMM_KERNEL_NAME=" + variant_name(v));
+  for (std::size_t i = 0; i < f.params.size(); ++i)
+    defs.push_back("-D" + f.params[i].macro + "=" + std::to_string(v.params.at(i).second));
+  return defs;
+}
+
+}  // namespace tilemm::detail

@@ -1,0 +1,51 @@
+// One entry per kernel family: where its template is, which parameters it has and which values
+// they take, which combinations are valid, and how a variant is launched. Everything else
+// (names, the space, can_run, compile options, launch) is derived from this table, so adding a
+// family is one template file plus one entry in family_registry.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilemm/variant.hpp"
+
+namespace tilemm::detail {
+
+struct ParamSpec {
+  std::string key;          // in the name: "t" in "tiled_t32"
+  std::string macro;        // -D macro of the template: "TILE"
+  std::vector<int> values;  // the space
+};
+
+struct LaunchGeometry {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  std::size_t dynamic_shared_bytes = 0;
+  std::uint64_t grid_x64 = 1, grid_y64 = 1, grid_z64 = 1;  // before narrowing, for can_run
+};
+
+struct Family {
+  std::string name;
+  std::string template_file;
+  std::vector<ParamSpec> params;
+  // Why this combination of values is not a valid kernel; empty when it is. Mirrors the
+  // static_asserts of the template, so invalid combinations are never compiled.
+  std::string (*check_params)(const Variant&);
+  LaunchGeometry (*geometry)(const Variant&, const Problem&);
+  // Static plus dynamic shared memory per block, bytes.
+  std::size_t (*shared_bytes)(const Variant&);
+  // Alignment class (1, 2 or 4 floats) a problem needs for this variant.
+  int (*required_alignment)(const Variant&);
+};
+
+const std::vector<Family>& families();
+
+// The family called `name`; throws tilemm::InvalidArgument("family") when there is none.
+const Family& find_family(const std::string& name);
+
+// The -D options that specialize the family's template into `v`, including the kernel symbol.
+std::vector<std::string> compile_definitions(const Variant& v);
+
+}  // namespace tilemm::detail

@@ -1,0 +1,34 @@
+// Loaded kernels, kept per (device, variant) for the life of the process: a variant is compiled
+// (or its CUBIN taken from the cache) and loaded once, and every later launch reuses it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "family_registry.hpp"
+#include "tilemm/device.hpp"
+#include "tilemm/variant.hpp"
+
+namespace tilemm::detail {
+
+struct LoadedKernel {
+  Variant variant;
+  const Family* family = nullptr;
+  cudaKernel_t kernel = nullptr;
+  int device = 0;
+};
+
+// The loaded kernel of `v` on `device`, or nullptr if it is not loaded yet. Never compiles.
+const LoadedKernel* find_loaded(const DeviceInfo& device, const Variant& v);
+
+// Loads `cubin` (a CUBIN of `v` for the device's architecture) unless `v` is already loaded
+// there. Throws tilemm::Error if the runtime rejects it or lacks the kernel symbol.
+const LoadedKernel& load_kernel(const DeviceInfo& device, const Variant& v,
+                                const std::vector<char>& cubin);
+
+// The loaded kernel of `v` on `device`, compiling it with NVRTC first if needed (once per
+// process and key, also when several threads ask at the same time).
+const LoadedKernel& kernel_for(const DeviceInfo& device, const Variant& v);
+
+}  // namespace tilemm::detail

@@ -1,0 +1,22 @@
+// The kernel templates of kernel_templates/, embedded at build time by
+// cmake/embed_templates.cmake (generated file: build/.../embedded_templates.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilemm::detail {
+
+struct EmbeddedTemplate {
+  std::string_view file;    // "tiled.cu"
+  std::string_view source;  // the file's bytes
+  std::string_view sha256;  // hex digest of the file: part of every cache key of its kernels
+};
+
+const std::vector<EmbeddedTemplate>& embedded_templates();
+
+// The template called `file`; throws tilemm::Error (internal) if it was not embedded.
+const EmbeddedTemplate& find_template(std::string_view file);
+
+}  // namespace tilemm::detail

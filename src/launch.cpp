@@ -1,0 +1,24 @@
+#include "launch.hpp"
+
+#include "cuda_check.hpp"
+
+namespace tilemm::detail {
+
+void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
+  const LaunchGeometry g = kernel.family->geometry(kernel.variant, args.problem());
+  // The kernel signature shared by every template: dimensions as int (validated < 2^31),
+  // leading dimensions as 64-bit so that row * ld never overflows.
+  int M = static_cast<int>(args.M), N = static_cast<int>(args.N), K = static_cast<int>(args.K);
+  float alpha = args.alpha, beta = args.beta;
+  const float* A = args.A;
+  const float* B = args.B;
+  float* C = args.C;
+  long long lda = args.lda, ldb = args.ldb, ldc = args.ldc;
+  void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
+  const dim3 grid(g.grid[0], g.grid[1], g.grid[2]);
+  const dim3 block(g.block[0], g.block[1], g.block[2]);
+  TILEMM_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.kernel), grid, block, params,
+                               g.dynamic_shared_bytes, stream));
+}
+
+}  // namespace tilemm::detail

@@ -1,0 +1,115 @@
+#include "nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <atomic>
+#include <chrono>
+#include <regex>
+
+#include "family_registry.hpp"
+#include "kernel_sources.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::detail {
+namespace {
+
+std::atomic<std::uint64_t> compile_count{0};
+
+void check_nvrtc(nvrtcResult status, const char* call, const std::string& variant) {
+  if (status != NVRTC_SUCCESS)
+    throw Error(ErrorKind::nvrtc, std::string("tilemm: ") + call + " failed for variant '" +
+                                      variant + "': " + nvrtcGetErrorString(status));
+}
+
+// Owns an nvrtcProgram.
+class Program {
+ public:
+  Program(const std::string& source, const std::string& file, const std::string& variant)
+      : variant_(variant) {
+    check_nvrtc(nvrtcCreateProgram(&program_, source.c_str(), file.c_str(), 0, nullptr, nullptr),
+                "nvrtcCreateProgram", variant_);
+  }
+  ~Program() { nvrtcDestroyProgram(&program_); }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  nvrtcResult compile(const std::vector<std::string>& options) {
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    return nvrtcCompileProgram(program_, static_cast<int>(argv.size()), argv.data());
+  }
+
+  std::string log() const {
+    std::size_t size = 0;
+    check_nvrtc(nvrtcGetProgramLogSize(program_, &size), "nvrtcGetProgramLogSize", variant_);
+    std::string text(size, '\0');
+    check_nvrtc(nvrtcGetProgramLog(program_, text.data()), "nvrtcGetProgramLog", variant_);
+    while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) text.pop_back();
+    return text;
+  }
+
+  std::vector<char> cubin() const {
+    std::size_t size = 0;
+    check_nvrtc(nvrtcGetCUBINSize(program_, &size), "nvrtcGetCUBINSize", variant_);
+    std::vector<char> bytes(size);
+    check_nvrtc(nvrtcGetCUBIN(program_, bytes.data()), "nvrtcGetCUBIN", variant_);
+    return bytes;
+  }
+
+ private:
+  nvrtcProgram program_ = nullptr;
+  std::string variant_;
+};
+
+int first_match(const std::string& log, const std::regex& pattern) {
+  std::smatch m;
+  return std::regex_search(log, m, pattern) ? std::stoi(m[1].str()) : -1;
+}
+
+// ptxas -v: "Used 40 registers", "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+void read_ptxas_report(CompiledVariant& out) {
+  static const std::regex registers(R"(Used (\d+) registers)");
+  static const std::regex stack(R"((\d+) bytes stack frame)");
+  static const std::regex stores(R"((\d+) bytes spill stores)");
+  static const std::regex loads(R"((\d+) bytes spill loads)");
+  out.registers = first_match(out.log, registers);
+  out.stack_frame_bytes = first_match(out.log, stack);
+  out.spill_store_bytes = first_match(out.log, stores);
+  out.spill_load_bytes = first_match(out.log, loads);
+}
+
+}  // namespace
+
+CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
+  const auto start = std::chrono::steady_clock::now();
+  const Family& family = find_family(v.family);
+  const EmbeddedTemplate& tmpl = find_template(family.template_file);
+  CompiledVariant out;
+  out.name = variant_name(v);
+  out.arch = arch;
+  out.template_hash = std::string(tmpl.sha256);
+
+  // An exact sm_XY target makes NVRTC emit CUBIN (not PTX), so loading never JIT-compiles.
+  // No fast-math: the families promise IEEE FP32 arithmetic (FMA contraction allowed).
+  std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17",
+                                      "--ptxas-options=-v"};
+  for (auto& d : compile_definitions(v)) options.push_back(std::move(d));
+
+  Program program(std::string(tmpl.source), std::string(tmpl.file), out.name);
+  const nvrtcResult status = program.compile(options);
+  compile_count.fetch_add(1, std::memory_order_relaxed);
+  out.log = program.log();
+  if (status != NVRTC_SUCCESS)
+    throw CompileError(out.name, out.log,
+                       "tilemm: NVRTC could not compile variant '" + out.name + "' for " + arch +
+                           ": " + nvrtcGetErrorString(status) + "\n" + out.log);
+  out.cubin = program.cubin();
+  read_ptxas_report(out);
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::uint64_t nvrtc_compile_count() { return compile_count.load(std::memory_order_relaxed); }
+
+}  // namespace tilemm::detail

@@ -1,0 +1,34 @@
+// Compiles one variant's template to CUBIN for one exact architecture with NVRTC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilemm/variant.hpp"
+
+namespace tilemm::detail {
+
+struct CompiledVariant {
+  std::string name;           // variant_name(v), also the kernel symbol in the CUBIN
+  std::string arch;           // "sm_90"
+  std::string template_hash;  // sha256 of the family's template
+  std::vector<char> cubin;
+  std::string log;            // NVRTC's program log (ptxas -v lines: registers, spills)
+  double compile_ms = 0.0;
+  // From ptxas' report in the log; -1 where the report lacks the figure.
+  int registers = -1;
+  int stack_frame_bytes = -1;
+  int spill_store_bytes = -1;
+  int spill_load_bytes = -1;
+};
+
+// Compiles `v` for `arch` ("sm_90"). Thread-safe (NVRTC is). Throws CompileError naming the
+// variant and carrying the NVRTC log when compilation fails.
+CompiledVariant compile_variant(const Variant& v, const std::string& arch);
+
+// How many NVRTC compilations this process has run: lets tests and benchmarks prove that a
+// warm path compiles nothing.
+std::uint64_t nvrtc_compile_count();
+
+}  // namespace tilemm::detail

@@ -1,0 +1,183 @@
+// Variant names, parsing and the enumerated space, all derived from the family registry.
+#include "tilemm/variant.hpp"
+
+#include <cstdint>
+
+#include "family_registry.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm {
+
+using detail::families;
+using detail::find_family;
+
+int Variant::param(const std::string& key) const {
+  for (const auto& [k, value] : params)
+    if (k == key) return value;
+  throw Error(ErrorKind::internal,
+              "tilemm: variant of family '" + family + "' has no parameter '" + key + "'");
+}
+
+std::string variant_name(const Variant& v) {
+  std::string name = v.family;
+  for (const auto& [key, value] : v.params) name += "_" + key + std::to_string(value);
+  return name;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts(1);
+  for (char c : s) {
+    if (c == sep)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  return parts;
+}
+
+// A non-negative decimal without sign or leading zeros, so that only the canonical spelling
+// parses and names stay unique keys.
+bool parse_canonical_int(const std::string& digits, int& out) {
+  if (digits.empty() || digits.size() > 9) return false;
+  if (digits.size() > 1 && digits[0] == '0') return false;
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+Variant parse_variant(const std::string& name) {
+  const auto parts = split(name, '_');
+  const detail::Family* family = nullptr;
+  for (const auto& f : families())
+    if (f.name == parts[0]) family = &f;
+  if (family == nullptr)
+    throw InvalidArgument("variant", "'" + name + "' does not start with a known kernel family");
+  if (parts.size() != family->params.size() + 1)
+    throw InvalidArgument("variant", "'" + name + "' must have " +
+                                         std::to_string(family->params.size()) +
+                                         " parameters for family '" + family->name + "'");
+  Variant v{family->name, {}};
+  for (std::size_t i = 0; i < family->params.size(); ++i) {
+    const auto& spec = family->params[i];
+    const std::string& part = parts[i + 1];
+    int value = 0;
+    if (part.compare(0, spec.key.size(), spec.key) != 0 ||
+        !parse_canonical_int(part.substr(spec.key.size()), value))
+      throw InvalidArgument("variant", "'" + name + "': parameter " + std::to_string(i + 1) +
+                                           " must be '" + spec.key + "<number>', got '" + part +
+                                           "'");
+    bool in_space = false;
+    for (int allowed : spec.values) in_space = in_space || allowed == value;
+    if (!in_space)
+      throw InvalidArgument("variant", "'" + name + "': " + spec.key + "=" +
+                                           std::to_string(value) + " is not in the space of '" +
+                                           family->name + "'");
+    v.params.emplace_back(spec.key, value);
+  }
+  if (std::string why = family->check_params(v); !why.empty())
+    throw InvalidArgument("variant", "'" + name + "' is not a valid kernel: " + why);
+  return v;
+}
+
+std::vector<std::string> family_names() {
+  std::vector<std::string> names;
+  for (const auto& f : families()) names.push_back(f.name);
+  return names;
+}
+
+std::vector<Variant> variant_space(const std::string& family_name) {
+  const auto& family = find_family(family_name);
+  // Cartesian product of the value lists, odometer order: the first parameter varies slowest.
+  std::vector<Variant> out;
+  std::vector<std::size_t> index(family.params.size(), 0);
+  while (true) {
+    Variant v{family.name, {}};
+    for (std::size_t i = 0; i < family.params.size(); ++i)
+      v.params.emplace_back(family.params[i].key, family.params[i].values[index[i]]);
+    if (family.check_params(v).empty()) out.push_back(std::move(v));
+    std::size_t i = family.params.size();
+    while (i > 0) {
+      --i;
+      if (++index[i] < family.params[i].values.size()) break;
+      index[i] = 0;
+      if (i == 0) return out;
+    }
+    if (family.params.empty()) return out;
+  }
+}
+
+std::vector<Variant> variant_space() {
+  std::vector<Variant> all;
+  for (const auto& f : families()) {
+    auto some = variant_space(f.name);
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
+}
+
+Variant default_variant() { return parse_variant("tiled_t32_p0"); }
+
+Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment) {
+  Problem p;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.lda = K > 0 ? K : 1;
+  p.ldb = N > 0 ? N : 1;
+  p.ldc = p.ldb;
+  p.alignment = alignment;
+  return p;
+}
+
+int alignment_class(const void* A, const void* B, const void* C, std::int64_t lda,
+                    std::int64_t ldb, std::int64_t ldc) {
+  for (int floats : {4, 2}) {
+    const auto bytes = static_cast<std::uintptr_t>(floats) * sizeof(float);
+    const bool pointers = reinterpret_cast<std::uintptr_t>(A) % bytes == 0 &&
+                          reinterpret_cast<std::uintptr_t>(B) % bytes == 0 &&
+                          reinterpret_cast<std::uintptr_t>(C) % bytes == 0;
+    if (pointers && lda % floats == 0 && ldb % floats == 0 && ldc % floats == 0) return floats;
+  }
+  return 1;
+}
+
+Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& problem) {
+  auto no = [](std::string reason) { return Verdict{false, std::move(reason)}; };
+  const detail::Family* family = nullptr;
+  for (const auto& f : families())
+    if (f.name == v.family) family = &f;
+  if (family == nullptr) return no("unknown kernel family '" + v.family + "'");
+  if (v.params.size() != family->params.size())
+    return no("wrong number of parameters for family '" + v.family + "'");
+  if (std::string why = family->check_params(v); !why.empty()) return no(why);
+
+  const auto g = family->geometry(v, problem);
+  const long threads = static_cast<long>(g.block[0]) * g.block[1] * g.block[2];
+  if (threads > device.max_threads_per_block)
+    return no(std::to_string(threads) + " threads per block exceed the device's " +
+              std::to_string(device.max_threads_per_block));
+  const std::size_t shared = family->shared_bytes(v);
+  if (shared > device.max_shared_per_block_optin)
+    return no(std::to_string(shared) + " bytes of shared memory per block exceed the device's " +
+              std::to_string(device.max_shared_per_block_optin));
+  if (g.grid_x64 > static_cast<std::uint64_t>(device.max_grid_x) ||
+      g.grid_y64 > static_cast<std::uint64_t>(device.max_grid_y) ||
+      g.grid_z64 > static_cast<std::uint64_t>(device.max_grid_z))
+    return no("grid " + std::to_string(g.grid_x64) + "x" + std::to_string(g.grid_y64) + "x" +
+              std::to_string(g.grid_z64) + " exceeds the device's grid limits");
+  const int needed = family->required_alignment(v);
+  if (problem.alignment < needed)
+    return no("needs pointers and leading dimensions aligned to " + std::to_string(needed) +
+              " floats, the problem has " + std::to_string(problem.alignment));
+  return {};
+}
+
+}  // namespace tilemm

@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include "tilemm/variant.hpp"
+
+namespace tilemm {
+namespace {
+
+// An H200-like device described by hand, so these checks run without a GPU.
+DeviceInfo synthetic_h200() {
+  DeviceInfo d;
+  d.name = "Synthetic H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block_optin = 227 * 1024;
+  d.max_grid_x = 2147483647;
+  d.max_grid_y = 65535;
+  d.max_grid_z = 65535;
+  return d;
+}
+
+TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
+  const auto device = synthetic_h200();
+  for (const auto& v : variant_space()) {
+    const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 1));
+    EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
+    EXPECT_TRUE(verdict.reason.empty());
+  }
+}
+
+TEST(CanRun, RejectsMoreThreadsPerBlockThanTheDeviceAllows) {
+  auto device = synthetic_h200();
+  device.max_threads_per_block = 512;
+  const Verdict verdict = can_run(parse_variant("tiled_t32_p0"), device, Problem::square(64));
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("1024 threads per block"), std::string::npos) << verdict.reason;
+  EXPECT_TRUE(can_run(parse_variant("tiled_t16_p0"), device, Problem::square(64)).ok);
+}
+
+TEST(CanRun, RejectsMoreSharedMemoryThanTheDeviceAllows) {
+  auto device = synthetic_h200();
+  device.max_shared_per_block_optin = 4096;  // tiled_t32_p1 needs 2 * 32 * 33 * 4 = 8448 bytes
+  const Verdict verdict = can_run(parse_variant("tiled_t32_p1"), device, Problem::square(64));
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("8448 bytes of shared memory"), std::string::npos)
+      << verdict.reason;
+}
+
+TEST(CanRun, RejectsAGridTallerThanTheDeviceAllows) {
+  // 65535 blocks of 8 rows cover 524280 rows; one more row needs a 65536th block.
+  const auto device = synthetic_h200();
+  const Verdict verdict =
+      can_run(parse_variant("tiled_t8_p0"), device, Problem::dense(524281, 8, 8, 1));
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("grid"), std::string::npos) << verdict.reason;
+  EXPECT_TRUE(can_run(parse_variant("tiled_t8_p0"), device, Problem::dense(524280, 8, 8, 1)).ok);
+}
+
+TEST(CanRun, RejectsAnUnknownFamilyAndAWrongParameterCount) {
+  const auto device = synthetic_h200();
+  EXPECT_FALSE(can_run(Variant{"warp", {}}, device, Problem::square(64)).ok);
+  EXPECT_FALSE(can_run(Variant{"tiled", {{"t", 32}}}, device, Problem::square(64)).ok);
+}
+
+TEST(CanRun, AlignmentClassFollowsPointersAndLeadingDimensions) {
+  alignas(16) static float buffer[64];
+  EXPECT_EQ(alignment_class(buffer, buffer, buffer, 8, 8, 8), 4);
+  EXPECT_EQ(alignment_class(buffer + 2, buffer, buffer, 8, 8, 8), 2);
+  EXPECT_EQ(alignment_class(buffer + 1, buffer, buffer, 8, 8, 8), 1);
+  EXPECT_EQ(alignment_class(buffer, buffer, buffer, 8, 6, 8), 2);
+  EXPECT_EQ(alignment_class(buffer, buffer, buffer, 8, 8, 7), 1);
+}
+
+}  // namespace
+}  // namespace tilemm
