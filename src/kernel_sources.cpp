@@ -1,5 +1,8 @@
 #include "kernel_sources.hpp"
 
+#include <cstdint>
+#include <cstdio>
+
 #include "tilemm/error.hpp"
 
 namespace tilemm::detail {
@@ -9,6 +12,20 @@ const EmbeddedTemplate& find_template(std::string_view file) {
     if (t.file == file) return t;
   throw Error(ErrorKind::internal,
               "tilemm: kernel template '" + std::string(file) + "' is not embedded in this build");
+}
+
+const std::string& templates_hash() {
+  static const std::string hash = [] {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over "file:sha256;" of each template
+    for (const auto& t : embedded_templates()) {
+      for (std::string_view part : {t.file, std::string_view(":"), t.sha256, std::string_view(";")})
+        for (char c : part) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+    return std::string(text);
+  }();
+  return hash;
 }
 
 }  // namespace tilemm::detail

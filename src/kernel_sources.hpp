@@ -19,4 +19,8 @@ const std::vector<EmbeddedTemplate>& embedded_templates();
 // The template called `file`; throws tilemm::Error (internal) if it was not embedded.
 const EmbeddedTemplate& find_template(std::string_view file);
 
+// One hash over every embedded template (16 hex digits): a tuning result made with another set
+// of templates is stale, because the winner may have changed.
+const std::string& templates_hash();
+
 }  // namespace tilemm::detail

@@ -1,0 +1,82 @@
+// RAII for sqlite3 and sqlite3_stmt, and a check that turns every SQLite failure into a
+// tilemm::Error naming the statement and SQLite's message.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilemm::cache {
+
+class Database {
+ public:
+  // Opens (creating if needed) the SQLite file at `path`; ":memory:" for a private one.
+  // Throws tilemm::Error (kind cache) with SQLite's reason.
+  explicit Database(const std::string& path, bool read_only = false);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  sqlite3* get() const { return db_; }
+  const std::string& path() const { return path_; }
+  // Runs one or more statements that return no rows.
+  void exec(const std::string& sql);
+  // Throws tilemm::Error naming `what` when `rc` is not one of the success codes.
+  void check(int rc, const std::string& what) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+class Statement {
+ public:
+  Statement(const Database& db, const std::string& sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, const std::string& value);
+  Statement& bind_blob(int index, const std::vector<char>& value);
+  // Steps once: true while a row is available, false when done. Throws on errors.
+  bool step();
+  // Runs a statement that returns no rows.
+  void run() {
+    while (step()) {
+    }
+  }
+  void reset();
+
+  std::int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::vector<char> blob(int column) const;
+  bool is_null(int column) const;
+
+ private:
+  const Database& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed: every multi-row change is atomic,
+// and IMMEDIATE takes the write lock up front so concurrent writers wait (busy timeout) instead
+// of failing halfway with SQLITE_BUSY.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Database& db_;
+  bool done_ = false;
+};
+
+}  // namespace tilemm::cache

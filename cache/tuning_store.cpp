@@ -1,0 +1,230 @@
+#include "tuning_store.hpp"
+
+#include "tilemm/error.hpp"
+
+namespace tilemm::cache {
+
+bool is_stale(const StoredEntry& e, const BuildVersions& current) {
+  return e.versions.template_hash != current.template_hash ||
+         e.versions.nvrtc_version != current.nvrtc_version ||
+         e.versions.driver_version != current.driver_version;
+}
+
+namespace {
+
+// Schema 1: the first layout (results and candidates, no provenance or spread).
+const char* const kSchema1 = R"sql(
+CREATE TABLE IF NOT EXISTS results (
+  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
+  problem_class TEXT NOT NULL,
+  winner TEXT NOT NULL, median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL,
+  tuned_at TEXT NOT NULL, tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL,
+  nvrtc_version INTEGER NOT NULL, driver_version INTEGER NOT NULL, arch TEXT NOT NULL,
+  PRIMARY KEY (device_key, m, n, k, problem_class));
+CREATE TABLE IF NOT EXISTS candidates (
+  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
+  problem_class TEXT NOT NULL, variant TEXT NOT NULL,
+  status TEXT NOT NULL, reason TEXT NOT NULL,
+  median_ms REAL NOT NULL, min_ms REAL NOT NULL, samples INTEGER NOT NULL,
+  PRIMARY KEY (device_key, m, n, k, problem_class, variant));
+CREATE TABLE IF NOT EXISTS cubins (
+  arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL, template_hash TEXT NOT NULL,
+  variant TEXT NOT NULL, image BLOB NOT NULL,
+  PRIMARY KEY (arch, nvrtc_version, template_hash, variant));
+)sql";
+
+// Schema 2: where a result came from (tuned here, imported, preloaded), the timing spread and
+// compile time of each candidate.
+const char* const kMigrate1To2 = R"sql(
+ALTER TABLE results ADD COLUMN source TEXT NOT NULL DEFAULT 'tuned';
+ALTER TABLE candidates ADD COLUMN spread REAL NOT NULL DEFAULT 0;
+ALTER TABLE candidates ADD COLUMN compile_ms REAL NOT NULL DEFAULT 0;
+)sql";
+
+const char* const kResultColumns =
+    "device_key, m, n, k, problem_class, winner, median_ms, tflops, margin, tuned_at, "
+    "tilemm_version, template_hash, nvrtc_version, driver_version, arch, source";
+
+StoredEntry read_entry(const Statement& s) {
+  StoredEntry e;
+  e.device_key = s.text(0);
+  e.M = s.int64(1);
+  e.N = s.int64(2);
+  e.K = s.int64(3);
+  e.problem_class = s.text(4);
+  e.winner = s.text(5);
+  e.median_ms = s.real(6);
+  e.tflops = s.real(7);
+  e.margin = s.real(8);
+  e.tuned_at = s.text(9);
+  e.tilemm_version = s.text(10);
+  e.versions.template_hash = s.text(11);
+  e.versions.nvrtc_version = static_cast<int>(s.int64(12));
+  e.versions.driver_version = static_cast<int>(s.int64(13));
+  e.arch = s.text(14);
+  e.source = s.text(15);
+  return e;
+}
+
+void read_candidates(const Database& db, StoredEntry& e) {
+  Statement s(db,
+              "SELECT variant, status, reason, median_ms, min_ms, spread, samples, compile_ms "
+              "FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
+              "problem_class=?5");
+  s.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
+  while (s.step()) {
+    CandidateResult c;
+    c.variant = s.text(0);
+    c.status = candidate_status_from_string(s.text(1));
+    c.reason = s.text(2);
+    c.stats.median_ms = s.real(3);
+    c.stats.min_ms = s.real(4);
+    c.stats.spread = s.real(5);
+    c.stats.samples = static_cast<int>(s.int64(6));
+    c.compile_ms = s.real(7);
+    e.candidates.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+TuningStore::TuningStore(const std::string& path) : db_(path) {
+  // Reading the schema version is the first real read: a file that is not a database fails here.
+  const int version = schema_version();
+  if (version > kSchemaVersion)
+    throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +
+                                      std::to_string(version) + ", newer than this build's " +
+                                      std::to_string(kSchemaVersion) +
+                                      "; it is left untouched (upgrade tilemm or use another "
+                                      "TILEMM_CACHE)");
+  if (path != ":memory:") {
+    // WAL lets readers proceed while one process writes. Switching needs a moment of exclusive
+    // access, which the busy timeout waits for.
+    Statement wal(db_, "PRAGMA journal_mode=WAL");
+    wal.run();
+  }
+  db_.exec("PRAGMA synchronous=NORMAL");
+  migrate();
+}
+
+int TuningStore::schema_version() const {
+  Statement s(db_, "PRAGMA user_version");
+  return s.step() ? static_cast<int>(s.int64(0)) : 0;
+}
+
+void TuningStore::migrate() {
+  if (schema_version() == kSchemaVersion) return;
+  Transaction tx(db_);
+  // Re-read under the write lock: another process may have migrated meanwhile.
+  int version = schema_version();
+  if (version == 0) {
+    db_.exec(kSchema1);
+    version = 1;
+  }
+  if (version == 1) {
+    db_.exec(kMigrate1To2);
+    version = 2;
+  }
+  db_.exec("PRAGMA user_version=" + std::to_string(version));
+  tx.commit();
+}
+
+std::optional<StoredEntry> TuningStore::find(const std::string& device_key, std::int64_t M,
+                                             std::int64_t N, std::int64_t K,
+                                             const std::string& problem_class,
+                                             bool with_candidates) const {
+  Statement s(db_, std::string("SELECT ") + kResultColumns +
+                       " FROM results WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
+                       "problem_class=?5");
+  s.bind(1, device_key).bind(2, M).bind(3, N).bind(4, K).bind(5, problem_class);
+  if (!s.step()) return std::nullopt;
+  StoredEntry e = read_entry(s);
+  if (with_candidates) read_candidates(db_, e);
+  return e;
+}
+
+std::vector<StoredEntry> TuningStore::list(const std::string& device_key) const {
+  Statement s(db_, std::string("SELECT ") + kResultColumns +
+                       " FROM results WHERE ?1 = '' OR device_key = ?1 "
+                       "ORDER BY device_key, problem_class, m, n, k");
+  s.bind(1, device_key);
+  std::vector<StoredEntry> out;
+  while (s.step()) out.push_back(read_entry(s));
+  for (auto& e : out) read_candidates(db_, e);
+  return out;
+}
+
+void TuningStore::put_unlocked(const StoredEntry& e) {
+  Statement del(db_,
+                "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
+                "problem_class=?5");
+  del.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
+  del.run();
+  Statement ins(db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
+                         ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+  ins.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
+  ins.bind(6, e.winner).bind(7, e.median_ms).bind(8, e.tflops).bind(9, e.margin);
+  ins.bind(10, e.tuned_at).bind(11, e.tilemm_version).bind(12, e.versions.template_hash);
+  ins.bind(13, static_cast<std::int64_t>(e.versions.nvrtc_version));
+  ins.bind(14, static_cast<std::int64_t>(e.versions.driver_version));
+  ins.bind(15, e.arch).bind(16, e.source);
+  ins.run();
+  Statement cand(db_,
+                 "INSERT INTO candidates (device_key, m, n, k, problem_class, variant, status, "
+                 "reason, median_ms, min_ms, spread, samples, compile_ms) VALUES "
+                 "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+  for (const auto& c : e.candidates) {
+    cand.reset();
+    cand.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
+    cand.bind(6, c.variant).bind(7, std::string(to_string(c.status))).bind(8, c.reason);
+    cand.bind(9, c.stats.median_ms).bind(10, c.stats.min_ms).bind(11, c.stats.spread);
+    cand.bind(12, static_cast<std::int64_t>(c.stats.samples)).bind(13, c.compile_ms);
+    cand.run();
+  }
+}
+
+void TuningStore::put(const StoredEntry& entry) { put_all({entry}); }
+
+void TuningStore::put_all(const std::vector<StoredEntry>& entries) {
+  Transaction tx(db_);
+  for (const auto& e : entries) put_unlocked(e);
+  tx.commit();
+}
+
+std::int64_t TuningStore::clear() {
+  Transaction tx(db_);
+  std::int64_t removed = 0;
+  {
+    Statement count(db_, "SELECT COUNT(*) FROM results");
+    if (count.step()) removed = count.int64(0);
+  }
+  db_.exec("DELETE FROM candidates; DELETE FROM results; DELETE FROM cubins;");
+  tx.commit();
+  return removed;
+}
+
+std::optional<std::vector<char>> TuningStore::find_cubin(const std::string& arch,
+                                                         int nvrtc_version,
+                                                         const std::string& template_hash,
+                                                         const std::string& variant) const {
+  Statement s(db_,
+              "SELECT image FROM cubins WHERE arch=?1 AND nvrtc_version=?2 AND template_hash=?3 "
+              "AND variant=?4");
+  s.bind(1, arch).bind(2, static_cast<std::int64_t>(nvrtc_version)).bind(3, template_hash);
+  s.bind(4, variant);
+  if (!s.step()) return std::nullopt;
+  return s.blob(0);
+}
+
+void TuningStore::put_cubin(const std::string& arch, int nvrtc_version,
+                            const std::string& template_hash, const std::string& variant,
+                            const std::vector<char>& image) {
+  Statement s(db_,
+              "INSERT OR REPLACE INTO cubins (arch, nvrtc_version, template_hash, variant, image) "
+              "VALUES (?1,?2,?3,?4,?5)");
+  s.bind(1, arch).bind(2, static_cast<std::int64_t>(nvrtc_version)).bind(3, template_hash);
+  s.bind(4, variant).bind_blob(5, image);
+  s.run();
+}
+
+}  // namespace tilemm::cache

@@ -1,0 +1,77 @@
+// The SQLite store of tuning results: per (device model, shape, problem class) the winner, its
+// statistics and every candidate's; and winners' CUBINs, so that a new process dispatches
+// without NVRTC. One file shared by many processes (WAL, busy timeout, transactions).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sqlite_handle.hpp"
+#include "tilemm/autotune.hpp"
+
+namespace tilemm::cache {
+
+// The versions an entry was tuned under; an entry whose versions differ from the running ones
+// is stale (see is_stale).
+struct BuildVersions {
+  std::string template_hash;  // hash of all kernel templates of this build
+  int nvrtc_version = 0;
+  int driver_version = 0;
+};
+
+struct StoredEntry {
+  std::string device_key;
+  std::int64_t M = 0, N = 0, K = 0;
+  std::string problem_class;
+  std::string winner;
+  double median_ms = 0.0, tflops = 0.0, margin = 0.0;
+  std::string tuned_at;        // ISO-8601 UTC
+  std::string tilemm_version;
+  BuildVersions versions;
+  std::string arch;            // "sm_90"
+  std::string source = "tuned";  // tuned | imported | preloaded
+  std::vector<CandidateResult> candidates;
+};
+
+// Stale: tuned under another driver, NVRTC or template set than `current`.
+bool is_stale(const StoredEntry& entry, const BuildVersions& current);
+
+class TuningStore {
+ public:
+  static constexpr int kSchemaVersion = 2;
+
+  // Opens or creates the store at `path` (":memory:" for a private one) and migrates older
+  // schemas. Throws tilemm::Error (kind cache) if the file is not a usable database or was
+  // written by a newer schema than this build understands (it is then left untouched).
+  explicit TuningStore(const std::string& path);
+
+  std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
+                                  std::int64_t K, const std::string& problem_class,
+                                  bool with_candidates = false) const;
+  // Every entry (of one device model when device_key is not empty), with candidates.
+  std::vector<StoredEntry> list(const std::string& device_key = "") const;
+  // Inserts or replaces the entry and all its candidates, atomically.
+  void put(const StoredEntry& entry);
+  // Inserts or replaces several entries in one transaction: all or nothing.
+  void put_all(const std::vector<StoredEntry>& entries);
+  // Removes every entry and CUBIN; returns how many entries were removed.
+  std::int64_t clear();
+
+  std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
+                                              const std::string& template_hash,
+                                              const std::string& variant) const;
+  void put_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
+                 const std::string& variant, const std::vector<char>& image);
+
+  int schema_version() const;
+  const std::string& path() const { return db_.path(); }
+
+ private:
+  void migrate();
+  void put_unlocked(const StoredEntry& entry);
+  mutable Database db_;
+};
+
+}  // namespace tilemm::cache

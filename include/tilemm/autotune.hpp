@@ -1,0 +1,115 @@
+// Autotuning and dispatch: tilemm::gemm() runs the fastest known variant for the current device
+// and problem; tilemm::autotune() finds it (or returns what the cache already knows).
+//
+// Where results live: one SQLite file, $TILEMM_CACHE if set, else
+// ${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db, shared by every process on the machine.
+// Results are filed per device model (DeviceInfo::model_key), shape (M, N, K) and problem class
+// (alignment class and whether the leading dimensions are dense); an entry tuned under another
+// driver, NVRTC version or kernel-template hash is stale and is re-tuned on demand.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilemm/device.hpp"
+#include "tilemm/gemm.hpp"
+#include "tilemm/variant.hpp"
+
+namespace tilemm {
+
+enum class TunePolicy {
+  tune_on_miss,  // default: a shape with no fresh result is tuned on its first call
+  off,           // never tune: use the nearest tuned shape of this device, else the default variant
+};
+
+struct Options {
+  // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off.
+  TunePolicy policy = policy_from_environment();
+  bool force = false;  // autotune(): re-tune even when a fresh result is cached
+
+  static TunePolicy policy_from_environment();
+};
+
+enum class CandidateStatus {
+  ok,            // verified and timed
+  wrong_result,  // computed a result outside the error bound: never selected
+  compile_error, // NVRTC failed (reason holds the first line of the log)
+  launch_error,  // the launch or the kernel failed
+  cannot_run,    // rejected by can_run before anything was compiled (reason says why)
+  pruned,        // far slower than the best so far in its warm-up, not timed in full
+};
+const char* to_string(CandidateStatus s);
+CandidateStatus candidate_status_from_string(const std::string& s);  // throws InvalidArgument
+
+struct TimingStats {
+  double median_ms = 0.0;
+  double min_ms = 0.0;
+  double spread = 0.0;  // (p90 - p10) / median of the samples
+  int samples = 0;
+};
+
+struct CandidateResult {
+  std::string variant;  // canonical name
+  CandidateStatus status = CandidateStatus::ok;
+  std::string reason;   // empty when ok
+  TimingStats stats;    // meaningful when ok (and, partly, when pruned)
+  double compile_ms = 0.0;
+};
+
+enum class ResultSource {
+  tuned,      // tuned by this call
+  cache,      // a fresh entry of the SQLite cache, tuned on this machine
+  imported,   // a fresh entry imported from JSON
+  preloaded,  // a preloaded result shipped with tilemm
+  fallback,   // nothing tuned: nearest tuned shape or the default variant (policy off)
+};
+const char* to_string(ResultSource s);
+
+struct AutotuneResult {
+  std::string device_key;  // DeviceInfo::model_key()
+  Problem problem;
+  std::string problem_class;
+  std::string winner;       // canonical variant name
+  double median_ms = 0.0;
+  double tflops = 0.0;
+  double margin = 0.0;      // runner-up median / winner median - 1 (0 with a single candidate)
+  std::vector<CandidateResult> candidates;  // sorted by median, failures last
+  ResultSource source = ResultSource::tuned;
+  double tuning_seconds = 0.0;  // wall time of this tuning (0 when served from the cache)
+  std::string tuned_at;         // ISO-8601 UTC
+  bool stale = false;           // set by listings: tuned under another driver/NVRTC/template
+};
+
+// The tuning result for an M x N x K problem on the current device, with dense leading
+// dimensions and 16-byte-aligned pointers (what cudaMalloc returns). Looks in memory, then the
+// SQLite cache; on a miss (or with options.force) it tunes: compiles every candidate with NVRTC
+// in parallel, verifies each, times each (tens of milliseconds per candidate), stores the result
+// and the winner's CUBIN, and returns it. Touches the disk; synchronizes the device while tuning.
+// Throws InvalidArgument for negative dimensions, Error without a device.
+AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options = {});
+// The same for an explicit problem (leading dimensions and alignment class).
+AutotuneResult autotune(const Problem& problem, const Options& options = {});
+
+// C = alpha * A * B + beta * C (see gemm.hpp for the exact contract and its errors), run with
+// the winner for this device and problem. After the first call of a shape in a process it costs
+// one in-memory lookup and one kernel launch: no SQLite query, no compilation. The first call of
+// a shape may tune (policy tune_on_miss) or load a cached CUBIN. Asynchronous on `stream`.
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,
+          std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
+          std::int64_t ldc, cudaStream_t stream = nullptr, const Options& options = {});
+void gemm(const GemmArgs& args, cudaStream_t stream = nullptr, const Options& options = {});
+
+// The problem class a problem is filed under: "a4-dense", "a1-strided", ...
+std::string problem_class(const Problem& problem);
+
+// The path of the SQLite cache this process uses (see the top of this file).
+std::string cache_path();
+
+// Counters for tests and benchmarks: NVRTC compilations and tunings run by this process.
+std::uint64_t nvrtc_compilations();
+std::uint64_t tunings_run();
+
+}  // namespace tilemm

@@ -1,0 +1,476 @@
+// gemm() and autotune(): memory first, then the SQLite cache, then tuning (or a fallback).
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "cuda_check.hpp"
+#include "gpu_bench.hpp"
+#include "kernel_library.hpp"
+#include "kernel_sources.hpp"
+#include "launch.hpp"
+#include "log.hpp"
+#include "nvrtc_compiler.hpp"
+#include "tilemm/autotune.hpp"
+#include "tilemm/error.hpp"
+#include "tuner.hpp"
+#include "tuning_store.hpp"
+
+#ifndef TILEMM_VERSION
+#define TILEMM_VERSION "unknown"
+#endif
+
+namespace tilemm {
+
+using detail::LoadedKernel;
+using detail::log;
+using detail::LogLevel;
+
+namespace {
+
+std::atomic<std::uint64_t> tuning_count{0};
+
+bool dense_leading_dimensions(const Problem& p) {
+  return p.lda == std::max<std::int64_t>(1, p.K) && p.ldb == std::max<std::int64_t>(1, p.N) &&
+         p.ldc == std::max<std::int64_t>(1, p.N);
+}
+
+// What a dispatch decision depends on; built without allocating, on every call.
+struct ShapeKey {
+  int device;
+  std::int64_t M, N, K;
+  int alignment;
+  bool dense;
+  bool operator==(const ShapeKey& o) const {
+    return device == o.device && M == o.M && N == o.N && K == o.K && alignment == o.alignment &&
+           dense == o.dense;
+  }
+  bool operator<(const ShapeKey& o) const {
+    return std::tie(device, M, N, K, alignment, dense) <
+           std::tie(o.device, o.M, o.N, o.K, o.alignment, o.dense);
+  }
+};
+
+struct ShapeKeyHash {
+  std::size_t operator()(const ShapeKey& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.device);
+    for (std::int64_t v : {k.M, k.N, k.K, std::int64_t{k.alignment}, std::int64_t{k.dense}})
+      h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct Decision {
+  const LoadedKernel* kernel = nullptr;
+  bool fallback = false;  // chosen without a tuning result for this shape (policy off)
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+double tflops(const Problem& p, double ms) {
+  return ms > 0 ? 2.0 * static_cast<double>(p.M) * static_cast<double>(p.N) *
+                      static_cast<double>(p.K) / (ms * 1e-3) / 1e12
+                : 0.0;
+}
+
+cache::BuildVersions running_versions(const DeviceInfo& device) {
+  return {detail::templates_hash(), device.nvrtc_version, device.driver_version};
+}
+
+ResultSource source_of(const std::string& stored) {
+  if (stored == "imported") return ResultSource::imported;
+  if (stored == "preloaded") return ResultSource::preloaded;
+  return ResultSource::cache;
+}
+
+AutotuneResult to_result(const cache::StoredEntry& e, const Problem& problem, ResultSource source) {
+  AutotuneResult r;
+  r.device_key = e.device_key;
+  r.problem = problem;
+  r.problem_class = e.problem_class;
+  r.winner = e.winner;
+  r.median_ms = e.median_ms;
+  r.tflops = e.tflops;
+  r.margin = e.margin;
+  r.candidates = e.candidates;
+  r.source = source;
+  r.tuned_at = e.tuned_at;
+  return r;
+}
+
+class Dispatcher {
+ public:
+  static Dispatcher& instance() {
+    static auto* d = new Dispatcher();  // never destroyed: used until the very end of the process
+    return *d;
+  }
+
+  std::optional<Decision> find(const ShapeKey& key) {
+    std::shared_lock<std::shared_mutex> lock(memo_mutex_);
+    const auto it = memo_.find(key);
+    if (it == memo_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  Decision resolve(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                   const Options& options) {
+    const auto key_lock = lock_for(key);
+    std::lock_guard<std::mutex> guard(*key_lock);
+    // Another thread may have resolved this shape while we waited for its lock.
+    if (auto d = find(key); d && !(d->fallback && options.policy == TunePolicy::tune_on_miss))
+      return *d;
+
+    Decision decision;
+    if (problem.K == 0) {
+      // C = beta * C: every variant does this; there is nothing to tune.
+      decision = {&load_winner(device, default_variant()), false};
+    } else if (auto winner = cached_winner(device, problem)) {
+      decision = {&load_winner(device, *winner), false};
+    } else if (options.policy == TunePolicy::tune_on_miss) {
+      const AutotuneResult result = tune_and_store(device, problem);
+      decision = {&load_winner(device, parse_variant(result.winner)), false};
+    } else {
+      decision = {&load_winner(device, fallback_variant(device, problem)), true};
+    }
+    std::unique_lock<std::shared_mutex> lock(memo_mutex_);
+    memo_[key] = decision;
+    return decision;
+  }
+
+  AutotuneResult autotune(const DeviceInfo& device, const Problem& problem,
+                          const Options& options) {
+    const ShapeKey key{device.ordinal, problem.M, problem.N, problem.K, problem.alignment,
+                       dense_leading_dimensions(problem)};
+    const auto key_lock = lock_for(key);
+    std::lock_guard<std::mutex> guard(*key_lock);
+    if (!options.force) {
+      if (auto entry = fresh_entry(device, problem, true))
+        return to_result(*entry, problem, source_of(entry->source));
+    }
+    AutotuneResult result = tune_and_store(device, problem);
+    const Decision decision{&load_winner(device, parse_variant(result.winner)), false};
+    std::unique_lock<std::shared_mutex> lock(memo_mutex_);
+    memo_[key] = decision;
+    return result;
+  }
+
+ private:
+  std::shared_ptr<std::mutex> lock_for(const ShapeKey& key) {
+    std::lock_guard<std::mutex> lock(locks_mutex_);
+    auto& m = key_locks_[key];
+    if (!m) m = std::make_shared<std::mutex>();
+    return m;
+  }
+
+  static std::string describe(const Problem& p) {
+    return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " (" +
+           problem_class(p) + ")";
+  }
+
+  // The store, opened on first use. A cache that cannot be opened is not fatal: tilemm warns
+  // once and keeps its results in memory for this process.
+  cache::TuningStore& store() {
+    if (store_) return *store_;
+    const std::string path = cache_path();
+    try {
+      const auto parent = std::filesystem::path(path).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+      store_ = std::make_unique<cache::TuningStore>(path);
+    } catch (const std::exception& e) {
+      log(LogLevel::warn, "cannot use the cache '" + path + "' (" + e.what() +
+                              "); tuning results are kept in memory for this process only");
+      store_ = std::make_unique<cache::TuningStore>(":memory:");
+    }
+    return *store_;
+  }
+
+  std::optional<cache::StoredEntry> fresh_entry(const DeviceInfo& device, const Problem& problem,
+                                                bool with_candidates = false) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    try {
+      auto entry = store().find(device.model_key(), problem.M, problem.N, problem.K,
+                                problem_class(problem), with_candidates);
+      if (entry && cache::is_stale(*entry, running_versions(device))) {
+        log(LogLevel::info, "cached result for " + describe(problem) +
+                                " is stale (tuned under another driver, NVRTC or template set)");
+        return std::nullopt;
+      }
+      return entry;
+    } catch (const Error& e) {
+      log(LogLevel::warn, std::string("cache lookup failed, treating as a miss: ") + e.what());
+      return std::nullopt;
+    }
+  }
+
+  // The winner of a fresh cache entry, if it names a variant this build knows and that can run
+  // the problem (an imported entry may name either); otherwise the shape counts as a miss.
+  std::optional<Variant> cached_winner(const DeviceInfo& device, const Problem& problem) {
+    const auto entry = fresh_entry(device, problem);
+    if (!entry) return std::nullopt;
+    try {
+      Variant v = parse_variant(entry->winner);
+      if (const Verdict verdict = can_run(v, device, problem); !verdict) {
+        log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
+                                " cannot run here (" + verdict.reason + "); ignoring it");
+        return std::nullopt;
+      }
+      log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
+                              entry->source + "): " + entry->winner);
+      return v;
+    } catch (const InvalidArgument& e) {
+      log(LogLevel::warn, "cached winner for " + describe(problem) + " is unknown to this build (" +
+                              e.what() + "); ignoring it");
+      return std::nullopt;
+    }
+  }
+
+  // Loads `v` for `device`: already in memory, else its CUBIN from the cache, else NVRTC (and
+  // the CUBIN goes into the cache for the next process).
+  const LoadedKernel& load_winner(const DeviceInfo& device, const Variant& v) {
+    if (const auto* loaded = detail::find_loaded(device, v)) return *loaded;
+    const std::string name = variant_name(v);
+    const std::string hash(detail::find_template(detail::find_family(v.family).template_file).sha256);
+    {
+      std::lock_guard<std::mutex> lock(store_mutex_);
+      try {
+        if (auto image = store().find_cubin(device.arch(), device.nvrtc_version, hash, name))
+          return detail::load_kernel(device, v, *image);
+      } catch (const Error& e) {
+        log(LogLevel::warn, "cached CUBIN of " + name + " unusable, recompiling: " + e.what());
+      }
+    }
+    const auto compiled = detail::compile_variant(v, device.arch());
+    save_cubin(device, compiled);
+    return detail::load_kernel(device, v, compiled.cubin);
+  }
+
+  void save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    try {
+      store().put_cubin(device.arch(), device.nvrtc_version, compiled.template_hash, compiled.name,
+                        compiled.cubin);
+    } catch (const Error& e) {
+      log(LogLevel::warn, std::string("could not store a CUBIN: ") + e.what());
+    }
+  }
+
+  AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem) {
+    log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
+    tuning_count.fetch_add(1, std::memory_order_relaxed);
+    tuner::GpuBench bench(device, problem);
+    tuner::TuneOutcome outcome = tuner::tune(device, problem, bench);
+
+    cache::StoredEntry e;
+    e.device_key = device.model_key();
+    e.M = problem.M;
+    e.N = problem.N;
+    e.K = problem.K;
+    e.problem_class = problem_class(problem);
+    e.winner = outcome.winner;
+    e.median_ms = outcome.median_ms;
+    e.tflops = tflops(problem, outcome.median_ms);
+    e.margin = outcome.margin;
+    e.tuned_at = utc_now();
+    e.tilemm_version = TILEMM_VERSION;
+    e.versions = running_versions(device);
+    e.arch = device.arch();
+    e.source = "tuned";
+    e.candidates = outcome.candidates;
+    {
+      std::lock_guard<std::mutex> lock(store_mutex_);
+      try {
+        store().put(e);
+      } catch (const Error& err) {
+        log(LogLevel::warn, std::string("could not store the tuning result: ") + err.what());
+      }
+    }
+    save_cubin(device, outcome.winner_binary);
+    log(LogLevel::info, "tuned " + describe(problem) + " in " +
+                            std::to_string(outcome.seconds) + " s: " + outcome.winner);
+    AutotuneResult r = to_result(e, problem, ResultSource::tuned);
+    r.tuning_seconds = outcome.seconds;
+    return r;
+  }
+
+  // Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this
+  // device and class that can run this problem, else the default variant, else naive.
+  Variant fallback_variant(const DeviceInfo& device, const Problem& problem) {
+    std::optional<Variant> best;
+    double best_distance = std::numeric_limits<double>::infinity();
+    {
+      std::lock_guard<std::mutex> lock(store_mutex_);
+      try {
+        for (const auto& e : store().list(device.model_key())) {
+          if (e.problem_class != problem_class(problem) ||
+              cache::is_stale(e, running_versions(device)))
+            continue;
+          const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
+                           std::fabs(std::log(double(e.N) / double(problem.N))) +
+                           std::fabs(std::log(double(e.K) / double(problem.K)));
+          if (d >= best_distance) continue;
+          const Variant v = parse_variant(e.winner);
+          if (!can_run(v, device, problem)) continue;
+          best = v;
+          best_distance = d;
+        }
+      } catch (const Error& e) {
+        log(LogLevel::warn, std::string("cache listing failed: ") + e.what());
+      }
+    }
+    if (best) {
+      log(LogLevel::info, "tuning is off: " + describe(problem) + " uses the nearest tuned shape's " +
+                              variant_name(*best));
+      return *best;
+    }
+    const Variant fallback = can_run(default_variant(), device, problem) ? default_variant()
+                                                                          : parse_variant("naive");
+    log(LogLevel::info, "tuning is off and nothing is tuned near " + describe(problem) +
+                            ": default variant " + variant_name(fallback));
+    return fallback;
+  }
+
+  std::shared_mutex memo_mutex_;
+  std::unordered_map<ShapeKey, Decision, ShapeKeyHash> memo_;
+  std::mutex locks_mutex_;
+  std::map<ShapeKey, std::shared_ptr<std::mutex>> key_locks_;
+  std::mutex store_mutex_;
+  std::unique_ptr<cache::TuningStore> store_;
+};
+
+void check_tunable(const Problem& p) {
+  if (p.M < 1 || p.N < 1 || p.K < 1)
+    throw InvalidArgument(p.M < 1 ? "M" : p.N < 1 ? "N" : "K",
+                          "autotune needs M, N, K >= 1, got " + std::to_string(p.M) + "x" +
+                              std::to_string(p.N) + "x" + std::to_string(p.K));
+  GemmArgs shape;  // reuse gemm's checks of sizes and leading dimensions (pointers are not used)
+  static float dummy[4];
+  shape.M = p.M;
+  shape.N = p.N;
+  shape.K = p.K;
+  shape.A = shape.B = dummy;
+  shape.C = dummy;
+  shape.lda = p.lda;
+  shape.ldb = p.ldb;
+  shape.ldc = p.ldc;
+  validate(shape);
+  if (p.alignment != 1 && p.alignment != 2 && p.alignment != 4)
+    throw InvalidArgument("alignment", "must be 1, 2 or 4 floats, got " + std::to_string(p.alignment));
+}
+
+}  // namespace
+
+TunePolicy Options::policy_from_environment() {
+  const char* value = std::getenv("TILEMM_TUNE");
+  return (value != nullptr && std::string(value) == "off") ? TunePolicy::off
+                                                           : TunePolicy::tune_on_miss;
+}
+
+std::string problem_class(const Problem& p) {
+  return "a" + std::to_string(p.alignment) + (dense_leading_dimensions(p) ? "-dense" : "-strided");
+}
+
+std::string cache_path() {
+  if (const char* explicit_path = std::getenv("TILEMM_CACHE"); explicit_path && *explicit_path)
+    return explicit_path;
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    base = std::string(home) + "/.cache";
+  else
+    base = ".cache";
+  return base + "/tilemm/tuning.db";
+}
+
+std::uint64_t nvrtc_compilations() { return detail::nvrtc_compile_count(); }
+std::uint64_t tunings_run() { return tuning_count.load(std::memory_order_relaxed); }
+
+AutotuneResult autotune(const Problem& problem, const Options& options) {
+  check_tunable(problem);
+  return Dispatcher::instance().autotune(current_device(), problem, options);
+}
+
+AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options) {
+  return autotune(Problem::dense(M, N, K, 4), options);
+}
+
+void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
+  validate(args);
+  if (args.M == 0 || args.N == 0) return;
+  const DeviceInfo& device = current_device();
+  const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
+  const bool dense = args.lda == std::max<std::int64_t>(1, args.K) && args.ldb == args.N &&
+                     args.ldc == args.N;
+  const ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense};
+  Dispatcher& dispatcher = Dispatcher::instance();
+  auto decision = dispatcher.find(key);
+  if (!decision || (decision->fallback && options.policy == TunePolicy::tune_on_miss))
+    decision = dispatcher.resolve(device, args.problem(), key, options);
+  detail::launch(*decision->kernel, args, stream);
+}
+
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,
+          std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
+          std::int64_t ldc, cudaStream_t stream, const Options& options) {
+  GemmArgs args;
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.alpha = alpha;
+  args.A = A;
+  args.lda = lda;
+  args.B = B;
+  args.ldb = ldb;
+  args.beta = beta;
+  args.C = C;
+  args.ldc = ldc;
+  gemm(args, stream, options);
+}
+
+const char* to_string(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::ok: return "ok";
+    case CandidateStatus::wrong_result: return "wrong_result";
+    case CandidateStatus::compile_error: return "compile_error";
+    case CandidateStatus::launch_error: return "launch_error";
+    case CandidateStatus::cannot_run: return "cannot_run";
+    case CandidateStatus::pruned: return "pruned";
+  }
+  return "unknown";
+}
+
+CandidateStatus candidate_status_from_string(const std::string& s) {
+  for (auto status : {CandidateStatus::ok, CandidateStatus::wrong_result,
+                      CandidateStatus::compile_error, CandidateStatus::launch_error,
+                      CandidateStatus::cannot_run, CandidateStatus::pruned})
+    if (s == to_string(status)) return status;
+  throw InvalidArgument("status", "unknown candidate status '" + s + "'");
+}
+
+const char* to_string(ResultSource s) {
+  switch (s) {
+    case ResultSource::tuned: return "tuned";
+    case ResultSource::cache: return "cache";
+    case ResultSource::imported: return "imported";
+    case ResultSource::preloaded: return "preloaded";
+    case ResultSource::fallback: return "fallback";
+  }
+  return "unknown";
+}
+
+}  // namespace tilemm

@@ -1,0 +1,42 @@
+#include "log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tilemm::detail {
+namespace {
+
+LogLevel level_from_environment() {
+  const char* value = std::getenv("TILEMM_LOG");
+  if (value == nullptr) return LogLevel::warn;
+  if (std::strcmp(value, "error") == 0) return LogLevel::error;
+  if (std::strcmp(value, "info") == 0) return LogLevel::info;
+  if (std::strcmp(value, "debug") == 0) return LogLevel::debug;
+  return LogLevel::warn;
+}
+
+const char* name(LogLevel level) {
+  switch (level) {
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warning";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool log_enabled(LogLevel level) {
+  static const LogLevel threshold = level_from_environment();
+  return level <= threshold;
+}
+
+void log(LogLevel level, const std::string& message) {
+  if (!log_enabled(level)) return;
+  // One fprintf per line so that lines from several threads do not interleave.
+  std::fprintf(stderr, "tilemm: %s: %s\n", name(level), message.c_str());
+}
+
+}  // namespace tilemm::detail

@@ -1,0 +1,35 @@
+// Child process of test_autotune: dispatches the shapes given as arguments (MxNxK ...) through
+// tilemm::gemm with the cache named by TILEMM_CACHE, checks every result against the float64
+// reference, and exits 0 only if all were correct and nothing was compiled or tuned.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gemm_check.hpp"
+#include "tilemm/autotune.hpp"
+
+int main(int argc, char** argv) {
+  int failures = 0;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      long long m = 0, n = 0, k = 0;
+      if (std::sscanf(argv[i], "%lldx%lldx%lld", &m, &n, &k) != 3) {
+        std::fprintf(stderr, "dispatch_child: bad shape '%s'\n", argv[i]);
+        return 2;
+      }
+      const auto check = tilemm::testing::check_gemm(m, n, k, 1.25f, -0.5f, [](const tilemm::GemmArgs& a) {
+        tilemm::gemm(a);
+      });
+      std::printf("shape %s wrong=%lld %s\n", argv[i], static_cast<long long>(check.wrong),
+                  check.first.c_str());
+      failures += check.wrong > 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dispatch_child: %s\n", e.what());
+    return 3;
+  }
+  std::printf("compilations=%llu tunings=%llu\n",
+              static_cast<unsigned long long>(tilemm::nvrtc_compilations()),
+              static_cast<unsigned long long>(tilemm::tunings_run()));
+  return failures == 0 && tilemm::nvrtc_compilations() == 0 && tilemm::tunings_run() == 0 ? 0 : 1;
+}

@@ -1,0 +1,160 @@
+// Autotuning and dispatch end to end on the GPU, each test process with its own fresh cache.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "gemm_check.hpp"
+#include "temp_dir.hpp"
+#include "tilemm/tilemm.hpp"
+
+namespace tilemm {
+namespace {
+
+testing::TempDir* cache_dir = nullptr;
+
+GemmArgs no_op = {};
+
+TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
+  TILEMM_REQUIRE_DEVICE();
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{96, 80, 72}, {257, 255, 129}, {512, 512, 512}}) {
+    const AutotuneResult r = autotune(m, n, k);
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    EXPECT_EQ(r.source, ResultSource::tuned);
+    EXPECT_EQ(r.device_key, current_device().model_key());
+    EXPECT_EQ(r.problem_class, "a4-dense");
+    EXPECT_GT(r.median_ms, 0.0);
+    EXPECT_GT(r.tflops, 0.0);
+    EXPECT_GE(r.margin, 0.0);
+    EXPECT_GT(r.tuning_seconds, 0.0);
+    ASSERT_FALSE(r.candidates.empty());
+    EXPECT_EQ(r.candidates.front().variant, r.winner);
+    EXPECT_EQ(r.candidates.front().status, CandidateStatus::ok);
+    EXPECT_EQ(r.candidates.size(), variant_space().size());
+    for (const auto& c : r.candidates) {
+      if (c.status == CandidateStatus::ok) {
+        EXPECT_GE(c.stats.median_ms, r.median_ms) << c.variant;
+      }
+    }
+
+    const auto check = testing::check_gemm(m, n, k, 0.5f, 2.0f, [](const GemmArgs& a) { gemm(a); });
+    EXPECT_EQ(check.wrong, 0) << check.first;
+
+    const AutotuneResult again = autotune(m, n, k);
+    EXPECT_EQ(again.source, ResultSource::cache);
+    EXPECT_EQ(again.winner, r.winner);
+    EXPECT_EQ(again.candidates.size(), r.candidates.size());
+  }
+}
+
+TEST(Autotune, SecondProcessDispatchesFromTheCacheWithoutCompiling) {
+  TILEMM_REQUIRE_DEVICE();
+  const char* shapes = "200x300x100 1000x1000x1000";
+  autotune(200, 300, 100);
+  autotune(1000, 1000, 1000);
+  const std::string command = std::string(TILEMM_DISPATCH_CHILD) + " " + shapes + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) output += line;
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  EXPECT_NE(output.find("compilations=0 tunings=0"), std::string::npos) << output;
+  EXPECT_NE(output.find("shape 1000x1000x1000 wrong=0"), std::string::npos) << output;
+}
+
+TEST(Autotune, ForceRetunesAndCacheServesOtherwise) {
+  TILEMM_REQUIRE_DEVICE();
+  autotune(128, 64, 96);
+  const auto before = tunings_run();
+  EXPECT_EQ(autotune(128, 64, 96).source, ResultSource::cache);
+  EXPECT_EQ(tunings_run(), before);
+  Options force;
+  force.force = true;
+  EXPECT_EQ(autotune(128, 64, 96, force).source, ResultSource::tuned);
+  EXPECT_EQ(tunings_run(), before + 1);
+}
+
+TEST(Dispatch, TwoThreadsMissingTheSameShapeTuneItOnce) {
+  TILEMM_REQUIRE_DEVICE();
+  const auto before = tunings_run();
+  std::array<testing::GemmCheck, 2> checks;
+  std::array<std::string, 2> errors;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        checks[t] = testing::check_gemm(333, 222, 111, 1.0f, 0.0f, [](const GemmArgs& a) { gemm(a); });
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(tunings_run(), before + 1);
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(errors[t], "");
+    EXPECT_EQ(checks[t].wrong, 0) << checks[t].first;
+  }
+}
+
+TEST(Dispatch, PolicyOffNeverTunesAndStaysCorrect) {
+  TILEMM_REQUIRE_DEVICE();
+  const auto before = tunings_run();
+  Options off;
+  off.policy = TunePolicy::off;
+  const auto check = testing::check_gemm(77, 99, 555, -1.0f, 0.25f, [&](const GemmArgs& a) { gemm(a, nullptr, off); });
+  EXPECT_EQ(check.wrong, 0) << check.first;
+  EXPECT_EQ(tunings_run(), before);
+}
+
+TEST(Dispatch, WarmCallsCompileNothing) {
+  TILEMM_REQUIRE_DEVICE();
+  testing::check_gemm(64, 64, 64, 1.0f, 0.0f, [](const GemmArgs& a) { gemm(a); });
+  const auto compiled = nvrtc_compilations();
+  const auto tuned = tunings_run();
+  const auto check = testing::check_gemm(64, 64, 64, 1.0f, 0.0f, [](const GemmArgs& a) {
+    for (int i = 0; i < 5; ++i) gemm(a);
+  });
+  EXPECT_EQ(check.wrong, 0);
+  EXPECT_EQ(nvrtc_compilations(), compiled);
+  EXPECT_EQ(tunings_run(), tuned);
+}
+
+TEST(Dispatch, InvalidArgumentsAreRejectedBeforeAnyLookup) {
+  GemmArgs a = no_op;
+  a.M = -3;
+  EXPECT_THROW(gemm(a), InvalidArgument);
+  EXPECT_THROW(autotune(0, 5, 5), InvalidArgument);
+  EXPECT_THROW(autotune(5, -5, 5), InvalidArgument);
+}
+
+TEST(CachePath, FollowsTilemmCacheThenXdgThenHome) {
+  const std::string saved = std::getenv("TILEMM_CACHE");
+  const char* home = std::getenv("HOME");
+  const std::string saved_home = home ? home : "";
+  setenv("TILEMM_CACHE", "/tmp/x/explicit.db", 1);
+  EXPECT_EQ(cache_path(), "/tmp/x/explicit.db");
+  unsetenv("TILEMM_CACHE");
+  setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(cache_path(), "/tmp/xdg/tilemm/tuning.db");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/tmp/home", 1);
+  EXPECT_EQ(cache_path(), "/tmp/home/.cache/tilemm/tuning.db");
+  setenv("TILEMM_CACHE", saved.c_str(), 1);
+  setenv("HOME", saved_home.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace tilemm
+
+// Every test process gets a private, empty cache, so tests neither see nor leave results.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  tilemm::testing::TempDir dir;
+  tilemm::cache_dir = &dir;
+  setenv("TILEMM_CACHE", dir.file("tuning.db").c_str(), 1);
+  return RUN_ALL_TESTS();
+}

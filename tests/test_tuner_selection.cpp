@@ -1,0 +1,175 @@
+// The tuner's search and selection with a fake compiler and a fake bench: no GPU needed.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tilemm/error.hpp"
+#include "gpu_bench.hpp"
+#include "tuner.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+DeviceInfo synthetic_device() {
+  DeviceInfo d;
+  d.name = "Synthetic";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block_optin = 227 * 1024;
+  return d;
+}
+
+// Scripted behaviour per variant name: a median time, or a wrong result, or a launch failure.
+class FakeBench : public CandidateBench {
+ public:
+  std::map<std::string, double> median;
+  std::map<std::string, CheckResult> check;
+  std::vector<std::string> timed;
+
+  CheckResult verify(const Variant& v, const detail::CompiledVariant&) override {
+    const auto it = check.find(variant_name(v));
+    return it == check.end() ? CheckResult{} : it->second;
+  }
+  TimingResult time(const Variant& v, double give_up_ms) override {
+    const std::string name = variant_name(v);
+    timed.push_back(name);
+    const double m = median.count(name) ? median.at(name) : 10.0;
+    TimingResult r;
+    r.stats = {m, m * 0.9, 0.02, 30};
+    r.pruned = m > give_up_ms;
+    return r;
+  }
+};
+
+detail::CompiledVariant fake_compile(const Variant& v, const std::string& arch) {
+  detail::CompiledVariant c;
+  c.name = variant_name(v);
+  c.arch = arch;
+  c.cubin = {'x'};
+  return c;
+}
+
+TuneSettings settings_for(std::vector<std::string> names) {
+  TuneSettings s;
+  s.compile = fake_compile;
+  s.compile_threads = 2;
+  for (const auto& n : names) s.space.push_back(parse_variant(n));
+  return s;
+}
+
+const CandidateResult& find(const TuneOutcome& out, const std::string& name) {
+  for (const auto& c : out.candidates)
+    if (c.variant == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(TunerSelection, LowestMedianWinsAndMarginIsToTheRunnerUp) {
+  FakeBench bench;
+  bench.median = {{"tiled_t8_p0", 3.0}, {"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 2.5}};
+  const auto out = tune(synthetic_device(), Problem::square(512),
+                        bench, settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  EXPECT_DOUBLE_EQ(out.median_ms, 2.0);
+  EXPECT_DOUBLE_EQ(out.margin, 2.5 / 2.0 - 1.0);
+  ASSERT_EQ(out.candidates.size(), 3u);
+  EXPECT_EQ(out.candidates[0].variant, "tiled_t16_p0");
+  EXPECT_EQ(out.candidates[1].variant, "tiled_t32_p0");
+  EXPECT_EQ(out.candidates[2].variant, "tiled_t8_p0");
+  EXPECT_EQ(out.winner_binary.name, "tiled_t16_p0");
+}
+
+TEST(TunerSelection, WrongAndFailedCandidatesNeverWinEvenWhenFastest) {
+  FakeBench bench;
+  bench.median = {{"tiled_t8_p0", 0.1}, {"tiled_t16_p0", 0.2}, {"tiled_t32_p0", 5.0},
+                  {"tiled_t8_p1", 0.05}, {"naive", 9.0}};
+  bench.check["tiled_t8_p0"] = {CandidateStatus::wrong_result, "17 elements wrong"};
+  bench.check["tiled_t16_p0"] = {CandidateStatus::launch_error, "kernel failed"};
+  TuneSettings s = settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0", "tiled_t8_p1", "naive"});
+  s.compile = [](const Variant& v, const std::string& arch) {
+    if (variant_name(v) == "tiled_t8_p1")
+      throw CompileError("tiled_t8_p1", "error: something\nmore", "compile failed");
+    return fake_compile(v, arch);
+  };
+  const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
+  EXPECT_EQ(out.winner, "tiled_t32_p0");
+  EXPECT_EQ(find(out, "tiled_t8_p0").status, CandidateStatus::wrong_result);
+  EXPECT_EQ(find(out, "tiled_t8_p0").reason, "17 elements wrong");
+  EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::launch_error);
+  EXPECT_EQ(find(out, "tiled_t8_p1").status, CandidateStatus::compile_error);
+  EXPECT_EQ(find(out, "tiled_t8_p1").reason, "error: something");
+  // Nothing that failed verification or compilation was timed.
+  for (const auto& name : bench.timed) {
+    EXPECT_NE(name, "tiled_t8_p0");
+    EXPECT_NE(name, "tiled_t16_p0");
+    EXPECT_NE(name, "tiled_t8_p1");
+  }
+  // Ok candidates first, failures after.
+  EXPECT_EQ(out.candidates[0].status, CandidateStatus::ok);
+  EXPECT_EQ(out.candidates[1].status, CandidateStatus::ok);
+  EXPECT_NE(out.candidates[2].status, CandidateStatus::ok);
+}
+
+TEST(TunerSelection, CandidatesThatCannotRunAreRecordedAndNeverCompiled) {
+  FakeBench bench;
+  auto device = synthetic_device();
+  device.max_threads_per_block = 256;  // rejects the 32 x 32 tile
+  TuneSettings s = settings_for({"tiled_t32_p0", "tiled_t16_p0"});
+  int compiled = 0;
+  s.compile_threads = 1;
+  s.compile = [&](const Variant& v, const std::string& arch) {
+    ++compiled;
+    EXPECT_NE(variant_name(v), "tiled_t32_p0");
+    return fake_compile(v, arch);
+  };
+  const auto out = tune(device, Problem::square(64), bench, s);
+  EXPECT_EQ(compiled, 1);
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  EXPECT_EQ(find(out, "tiled_t32_p0").status, CandidateStatus::cannot_run);
+  EXPECT_NE(find(out, "tiled_t32_p0").reason.find("threads per block"), std::string::npos);
+}
+
+TEST(TunerSelection, TiesAreBrokenByNameDeterministically) {
+  FakeBench bench;
+  bench.median = {{"tiled_t8_p0", 1.0}, {"tiled_t16_p0", 1.0}, {"tiled_t32_p0", 1.0}};
+  const auto out = tune(synthetic_device(), Problem::square(512), bench,
+                        settings_for({"tiled_t32_p0", "tiled_t8_p0", "tiled_t16_p0"}));
+  EXPECT_EQ(out.winner, "tiled_t16_p0");  // lexicographically first of the tied names
+  EXPECT_DOUBLE_EQ(out.margin, 0.0);
+}
+
+TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
+  FakeBench bench;
+  bench.median = {{"tiled_t8_p0", 1.0}, {"tiled_t16_p0", 10.0}, {"tiled_t32_p0", 2.0}};
+  const auto out = tune(synthetic_device(), Problem::square(512), bench,
+                        settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
+  EXPECT_EQ(out.winner, "tiled_t8_p0");
+  EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::pruned);
+  EXPECT_EQ(find(out, "tiled_t32_p0").status, CandidateStatus::ok);
+}
+
+TEST(TunerSelection, NoCorrectCandidateIsAnErrorThatListsTheStatuses) {
+  FakeBench bench;
+  bench.check["naive"] = {CandidateStatus::wrong_result, "all wrong"};
+  try {
+    tune(synthetic_device(), Problem::square(8), bench, settings_for({"naive"}));
+    FAIL() << "tuning without a correct candidate succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("naive: wrong_result all wrong"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TunerSelection, SummaryStatisticsAreMedianMinAndSpread) {
+  const TimingStats odd = summarize({5, 1, 3, 2, 4});
+  EXPECT_FLOAT_EQ(static_cast<float>(odd.median_ms), 3.0f);
+  EXPECT_FLOAT_EQ(static_cast<float>(odd.min_ms), 1.0f);
+  EXPECT_EQ(odd.samples, 5);
+  EXPECT_NEAR(odd.spread, (5.0 - 1.0) / 3.0, 1e-9);  // p90 and p10 of 5 samples: the extremes
+  const TimingStats even = summarize({4, 1, 3, 2});
+  EXPECT_FLOAT_EQ(static_cast<float>(even.median_ms), 2.5f);
+  EXPECT_EQ(summarize({}).samples, 0);
+}
+
+}  // namespace
+}  // namespace tilemm::tuner

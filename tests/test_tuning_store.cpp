@@ -1,0 +1,263 @@
+// The SQLite store on the CPU: round trip, migration, staleness, and many writer processes.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "temp_dir.hpp"
+#include "tilemm/error.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::cache {
+namespace {
+
+StoredEntry sample_entry(std::int64_t m = 512) {
+  StoredEntry e;
+  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
+  e.M = m;
+  e.N = 256;
+  e.K = 1024;
+  e.problem_class = "a4-dense";
+  e.winner = "tiled_t32_p0";
+  e.median_ms = 0.125;
+  e.tflops = 2.0 * double(m) * 256 * 1024 / 0.125e-3 / 1e12;
+  e.margin = 0.04;
+  e.tuned_at = "2026-11-29T12:00:00Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"0123456789abcdef", 13000, 13000};
+  e.arch = "sm_90";
+  e.source = "tuned";
+  CandidateResult ok;
+  ok.variant = "tiled_t32_p0";
+  ok.stats = {0.125, 0.12, 0.03, 40};
+  ok.compile_ms = 21.5;
+  CandidateResult wrong;
+  wrong.variant = "tiled_t8_p1";
+  wrong.status = CandidateStatus::wrong_result;
+  wrong.reason = "3 of 131072 elements wrong";
+  CandidateResult cannot;
+  cannot.variant = "tiled_t16_p0";
+  cannot.status = CandidateStatus::cannot_run;
+  cannot.reason = "needs alignment 4";
+  e.candidates = {ok, wrong, cannot};
+  return e;
+}
+
+void expect_same(const StoredEntry& a, const StoredEntry& b) {
+  EXPECT_EQ(a.device_key, b.device_key);
+  EXPECT_EQ(std::tie(a.M, a.N, a.K), std::tie(b.M, b.N, b.K));
+  EXPECT_EQ(a.problem_class, b.problem_class);
+  EXPECT_EQ(a.winner, b.winner);
+  EXPECT_DOUBLE_EQ(a.median_ms, b.median_ms);
+  EXPECT_DOUBLE_EQ(a.tflops, b.tflops);
+  EXPECT_DOUBLE_EQ(a.margin, b.margin);
+  EXPECT_EQ(a.tuned_at, b.tuned_at);
+  EXPECT_EQ(a.tilemm_version, b.tilemm_version);
+  EXPECT_EQ(a.versions.template_hash, b.versions.template_hash);
+  EXPECT_EQ(a.versions.nvrtc_version, b.versions.nvrtc_version);
+  EXPECT_EQ(a.versions.driver_version, b.versions.driver_version);
+  EXPECT_EQ(a.arch, b.arch);
+  EXPECT_EQ(a.source, b.source);
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (std::size_t i = 0; i < a.candidates.size(); ++i) {
+    const auto& x = a.candidates[i];
+    const auto* y = &b.candidates[0];
+    for (const auto& c : b.candidates)
+      if (c.variant == x.variant) y = &c;
+    EXPECT_EQ(x.variant, y->variant);
+    EXPECT_EQ(x.status, y->status);
+    EXPECT_EQ(x.reason, y->reason);
+    EXPECT_DOUBLE_EQ(x.stats.median_ms, y->stats.median_ms);
+    EXPECT_DOUBLE_EQ(x.stats.min_ms, y->stats.min_ms);
+    EXPECT_DOUBLE_EQ(x.stats.spread, y->stats.spread);
+    EXPECT_EQ(x.stats.samples, y->stats.samples);
+    EXPECT_DOUBLE_EQ(x.compile_ms, y->compile_ms);
+  }
+}
+
+TEST(TuningStore, EntryRoundTripsThroughAFile) {
+  testing::TempDir dir;
+  const auto entry = sample_entry();
+  {
+    TuningStore store(dir.file("t.db"));
+    store.put(entry);
+  }
+  TuningStore reopened(dir.file("t.db"));
+  const auto found = reopened.find(entry.device_key, 512, 256, 1024, "a4-dense", true);
+  ASSERT_TRUE(found.has_value());
+  expect_same(*found, entry);
+  EXPECT_FALSE(reopened.find(entry.device_key, 512, 256, 1024, "a1-dense").has_value());
+  EXPECT_FALSE(reopened.find(entry.device_key, 512, 256, 1023, "a4-dense").has_value());
+  EXPECT_EQ(reopened.schema_version(), TuningStore::kSchemaVersion);
+}
+
+TEST(TuningStore, PutReplacesTheEntryAndAllItsCandidates) {
+  testing::TempDir dir;
+  TuningStore store(dir.file("t.db"));
+  store.put(sample_entry());
+  auto second = sample_entry();
+  second.winner = "tiled_t16_p0";
+  second.candidates.resize(1);
+  second.candidates[0].variant = "tiled_t16_p0";
+  store.put(second);
+  const auto found = store.find(second.device_key, 512, 256, 1024, "a4-dense", true);
+  ASSERT_TRUE(found.has_value());
+  expect_same(*found, second);
+  EXPECT_EQ(store.list().size(), 1u);
+}
+
+TEST(TuningStore, CubinsAreKeyedByArchNvrtcTemplateAndVariant) {
+  testing::TempDir dir;
+  TuningStore store(dir.file("t.db"));
+  const std::vector<char> image = {'\x7f', 'E', 'L', 'F', '\0', '\x01', '\xff'};
+  store.put_cubin("sm_90", 13000, "hash-a", "tiled_t32_p0", image);
+  EXPECT_EQ(store.find_cubin("sm_90", 13000, "hash-a", "tiled_t32_p0"), image);
+  EXPECT_FALSE(store.find_cubin("sm_80", 13000, "hash-a", "tiled_t32_p0").has_value());
+  EXPECT_FALSE(store.find_cubin("sm_90", 13010, "hash-a", "tiled_t32_p0").has_value());
+  EXPECT_FALSE(store.find_cubin("sm_90", 13000, "hash-b", "tiled_t32_p0").has_value());
+  EXPECT_FALSE(store.find_cubin("sm_90", 13000, "hash-a", "tiled_t16_p0").has_value());
+}
+
+TEST(TuningStore, StalenessIsDecidedPerEntry) {
+  const BuildVersions now{"0123456789abcdef", 13000, 13000};
+  auto fresh = sample_entry();
+  EXPECT_FALSE(is_stale(fresh, now));
+  auto other_driver = fresh;
+  other_driver.versions.driver_version = 12080;
+  EXPECT_TRUE(is_stale(other_driver, now));
+  auto other_nvrtc = fresh;
+  other_nvrtc.versions.nvrtc_version = 12090;
+  EXPECT_TRUE(is_stale(other_nvrtc, now));
+  auto other_templates = fresh;
+  other_templates.versions.template_hash = "fedcba9876543210";
+  EXPECT_TRUE(is_stale(other_templates, now));
+
+  // In one store, the stale entry does not make its neighbour stale.
+  testing::TempDir dir;
+  TuningStore store(dir.file("t.db"));
+  other_driver.M = 1024;
+  store.put_all({fresh, other_driver});
+  const auto a = store.find(fresh.device_key, 512, 256, 1024, "a4-dense");
+  const auto b = store.find(fresh.device_key, 1024, 256, 1024, "a4-dense");
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(is_stale(*a, now));
+  EXPECT_TRUE(is_stale(*b, now));
+}
+
+TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
+  testing::TempDir dir;
+  const std::string path = dir.file("old.db");
+  {
+    // A file exactly as schema 1 wrote it.
+    Database db(path);
+    db.exec(R"sql(
+      CREATE TABLE results (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, winner TEXT NOT NULL,
+        median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL, tuned_at TEXT NOT NULL,
+        tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+        driver_version INTEGER NOT NULL, arch TEXT NOT NULL,
+        PRIMARY KEY (device_key, m, n, k, problem_class));
+      CREATE TABLE candidates (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, variant TEXT NOT NULL,
+        status TEXT NOT NULL, reason TEXT NOT NULL, median_ms REAL NOT NULL,
+        min_ms REAL NOT NULL, samples INTEGER NOT NULL,
+        PRIMARY KEY (device_key, m, n, k, problem_class, variant));
+      CREATE TABLE cubins (arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+        template_hash TEXT NOT NULL, variant TEXT NOT NULL, image BLOB NOT NULL,
+        PRIMARY KEY (arch, nvrtc_version, template_hash, variant));
+      INSERT INTO results VALUES ('dev', 64, 64, 64, 'a4-dense', 'naive', 0.5, 0.001, 0.1,
+        '2026-01-01T00:00:00Z', '0.0.1', 'abc', 12080, 12080, 'sm_90');
+      INSERT INTO candidates VALUES ('dev', 64, 64, 64, 'a4-dense', 'naive', 'ok', '', 0.5, 0.4, 20);
+      PRAGMA user_version = 1;)sql");
+  }
+  TuningStore store(path);
+  EXPECT_EQ(store.schema_version(), 2);
+  const auto e = store.find("dev", 64, 64, 64, "a4-dense", true);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->winner, "naive");
+  EXPECT_EQ(e->source, "tuned");  // the default for rows from before provenance was recorded
+  ASSERT_EQ(e->candidates.size(), 1u);
+  EXPECT_EQ(e->candidates[0].stats.samples, 20);
+  EXPECT_EQ(e->candidates[0].stats.spread, 0.0);
+}
+
+TEST(TuningStore, NewerSchemaIsRefusedAndLeftUntouched) {
+  testing::TempDir dir;
+  const std::string path = dir.file("new.db");
+  {
+    Database db(path);
+    db.exec("CREATE TABLE future (x INTEGER); PRAGMA user_version = 99;");
+  }
+  EXPECT_THROW(TuningStore{path}, Error);
+  Database db(path);
+  Statement s(db, "PRAGMA user_version");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.int64(0), 99);
+  Statement tables(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='results'");
+  ASSERT_TRUE(tables.step());
+  EXPECT_EQ(tables.int64(0), 0);
+}
+
+TEST(TuningStore, GarbageFileIsReportedAsACacheError) {
+  testing::TempDir dir;
+  const std::string path = dir.file("garbage.db");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fputs("this is not an SQLite database, just some bytes that pretend to be one......", f);
+    std::fclose(f);
+  }
+  try {
+    TuningStore store(path);
+    FAIL() << "opened a garbage file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::cache);
+    EXPECT_NE(std::string(e.what()).find("garbage.db"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TuningStore, EightProcessesWritingAtOnceLoseNoRow) {
+  testing::TempDir dir;
+  const std::string path = dir.file("shared.db");
+  constexpr int kProcesses = 8;
+  constexpr int kEntriesEach = 40;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        TuningStore store(path);  // every child creates/migrates the same file at once
+        for (int i = 0; i < kEntriesEach; ++i) store.put(sample_entry(1 + p * kEntriesEach + i));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", p, e.what());
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer process failed";
+  }
+  TuningStore store(path);
+  const auto all = store.list();
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kEntriesEach));
+  for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 3u);
+}
+
+TEST(TuningStore, ClearRemovesEverythingAndSaysHowMuch) {
+  testing::TempDir dir;
+  TuningStore store(dir.file("t.db"));
+  store.put_all({sample_entry(1), sample_entry(2)});
+  store.put_cubin("sm_90", 1, "h", "naive", {'x'});
+  EXPECT_EQ(store.clear(), 2);
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_FALSE(store.find_cubin("sm_90", 1, "h", "naive").has_value());
+}
+
+}  // namespace
+}  // namespace tilemm::cache

@@ -1,0 +1,198 @@
+#include "gpu_bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "kernel_library.hpp"
+#include "launch.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+// Enough copies of the inputs that rotating through them streams from HBM, not L2.
+constexpr double kL2Multiple = 3.0;
+constexpr std::size_t kMaxSets = 64;
+constexpr std::size_t kMaxRotationBytes = std::size_t{2} << 30;
+constexpr double kTargetSampleMs = 30.0;  // time spent timing one candidate, after warm-up
+constexpr int kMinSamples = 15;
+constexpr int kMaxSamples = 400;
+constexpr int kProbeSamples = 5;
+
+std::vector<float> random_floats(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+float* device_alloc(std::size_t floats) {
+  void* p = nullptr;
+  TILEMM_CUDA(cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float)));
+  return static_cast<float*>(p);
+}
+
+}  // namespace
+
+TimingStats summarize(std::vector<float> samples) {
+  TimingStats s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const auto at = [&](double q) {
+    return samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1) + 0.5)];
+  };
+  s.samples = static_cast<int>(samples.size());
+  s.min_ms = samples.front();
+  const std::size_t n = samples.size();
+  s.median_ms = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  s.spread = s.median_ms > 0 ? (at(0.9) - at(0.1)) / s.median_ms : 0.0;
+  return s;
+}
+
+GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
+    : device_(device), problem_(problem) {
+  const std::size_t a_count = static_cast<std::size_t>(problem.M * problem.lda);
+  const std::size_t b_count = static_cast<std::size_t>(problem.K * problem.ldb);
+  const std::size_t c_count = static_cast<std::size_t>(problem.M * problem.ldc);
+  const std::size_t set_bytes = (a_count + b_count + c_count) * sizeof(float);
+  std::size_t sets = static_cast<std::size_t>(
+      std::ceil(kL2Multiple * static_cast<double>(device.l2_bytes) / static_cast<double>(set_bytes)));
+  sets = std::clamp<std::size_t>(sets, 1, kMaxSets);
+  sets = std::max<std::size_t>(1, std::min(sets, kMaxRotationBytes / std::max<std::size_t>(set_bytes, 1)));
+
+  TILEMM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  const std::uint64_t seed = std::random_device{}();
+  const auto a = random_floats(a_count, seed);
+  const auto b = random_floats(b_count, seed + 1);
+  for (std::size_t i = 0; i < sets; ++i) {
+    sets_.push_back({device_alloc(a_count), device_alloc(b_count), device_alloc(c_count)});
+    TILEMM_CUDA(cudaMemcpy(sets_.back().A, a.data(), a_count * sizeof(float), cudaMemcpyHostToDevice));
+    TILEMM_CUDA(cudaMemcpy(sets_.back().B, b.data(), b_count * sizeof(float), cudaMemcpyHostToDevice));
+  }
+
+  // Reference: the naive kernel (one FMA chain per element, no tiling to get wrong) on set 0,
+  // and on |A|, |B| for the magnitudes that scale the error bound.
+  const auto& naive = detail::kernel_for(device_, parse_variant("naive"));
+  detail::launch(naive, args_for(sets_[0]), stream_);
+  TILEMM_CUDA(cudaStreamSynchronize(stream_));
+  const std::size_t mn = static_cast<std::size_t>(problem.M * problem.N);
+  auto download_c = [&](const Set& s) {
+    std::vector<float> out(mn);
+    TILEMM_CUDA(cudaMemcpy2D(out.data(), static_cast<std::size_t>(problem.N) * sizeof(float), s.C,
+                             static_cast<std::size_t>(problem.ldc) * sizeof(float),
+                             static_cast<std::size_t>(problem.N) * sizeof(float),
+                             static_cast<std::size_t>(problem.M), cudaMemcpyDeviceToHost));
+    return out;
+  };
+  reference_ = download_c(sets_[0]);
+  {
+    std::vector<float> abs_a(a), abs_b(b);
+    for (auto& x : abs_a) x = std::fabs(x);
+    for (auto& x : abs_b) x = std::fabs(x);
+    Set scratch{device_alloc(a_count), device_alloc(b_count), device_alloc(c_count)};
+    TILEMM_CUDA(cudaMemcpy(scratch.A, abs_a.data(), a_count * sizeof(float), cudaMemcpyHostToDevice));
+    TILEMM_CUDA(cudaMemcpy(scratch.B, abs_b.data(), b_count * sizeof(float), cudaMemcpyHostToDevice));
+    detail::launch(naive, args_for(scratch), stream_);
+    TILEMM_CUDA(cudaStreamSynchronize(stream_));
+    magnitude_ = download_c(scratch);
+    cudaFree(scratch.A);
+    cudaFree(scratch.B);
+    cudaFree(scratch.C);
+  }
+  events_.resize(2 * kMaxSamples);
+  for (auto& e : events_) TILEMM_CUDA(cudaEventCreate(&e));
+}
+
+GpuBench::~GpuBench() {
+  for (auto& e : events_) cudaEventDestroy(e);
+  for (auto& s : sets_) {
+    cudaFree(s.A);
+    cudaFree(s.B);
+    cudaFree(s.C);
+  }
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+GemmArgs GpuBench::args_for(const Set& s) const {
+  GemmArgs a;
+  a.M = problem_.M;
+  a.N = problem_.N;
+  a.K = problem_.K;
+  a.alpha = 1.0f;
+  a.beta = 0.0f;
+  a.A = s.A;
+  a.lda = problem_.lda;
+  a.B = s.B;
+  a.ldb = problem_.ldb;
+  a.C = s.C;
+  a.ldc = problem_.ldc;
+  return a;
+}
+
+CheckResult GpuBench::verify(const Variant& v, const detail::CompiledVariant& compiled) {
+  const auto& kernel = detail::load_kernel(device_, v, compiled.cubin);
+  const Set& s = sets_[0];
+  // 0xFF bytes are a NaN: beta == 0 must overwrite every element without reading it.
+  TILEMM_CUDA(cudaMemsetAsync(s.C, 0xFF, static_cast<std::size_t>(problem_.M * problem_.ldc) * sizeof(float), stream_));
+  detail::launch(kernel, args_for(s), stream_);
+  const cudaError_t status = cudaStreamSynchronize(stream_);
+  if (status != cudaSuccess)
+    return {CandidateStatus::launch_error, std::string("kernel failed: ") + cudaGetErrorString(status)};
+  std::vector<float> c(static_cast<std::size_t>(problem_.M * problem_.N));
+  TILEMM_CUDA(cudaMemcpy2D(c.data(), static_cast<std::size_t>(problem_.N) * sizeof(float), s.C,
+                           static_cast<std::size_t>(problem_.ldc) * sizeof(float),
+                           static_cast<std::size_t>(problem_.N) * sizeof(float),
+                           static_cast<std::size_t>(problem_.M), cudaMemcpyDeviceToHost));
+  // Both results carry FP32 rounding of a K-term sum: twice the single-result bound.
+  const double unit = 2.0 * static_cast<double>(problem_.K + 3) * std::ldexp(1.0, -24);
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const double err = std::fabs(static_cast<double>(c[i]) - reference_[i]);
+    if (!(err <= unit * magnitude_[i] + 1e-30)) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad == 0) return {};
+  const auto n = static_cast<std::size_t>(problem_.N);
+  return {CandidateStatus::wrong_result,
+          std::to_string(bad) + " of " + std::to_string(c.size()) + " elements wrong, first C[" +
+              std::to_string(first / n) + "][" + std::to_string(first % n) + "] = " +
+              std::to_string(c[first]) + ", reference " + std::to_string(reference_[first])};
+}
+
+std::vector<float> GpuBench::sample(const Variant& v, int launches, int first_set) {
+  const auto* kernel = detail::find_loaded(device_, v);
+  if (kernel == nullptr) throw Error(ErrorKind::internal, "tilemm: timing an unverified variant");
+  for (int i = 0; i < launches; ++i) {
+    const Set& s = sets_[static_cast<std::size_t>(first_set + i) % sets_.size()];
+    TILEMM_CUDA(cudaEventRecord(events_[2 * i], stream_));
+    detail::launch(*kernel, args_for(s), stream_);
+    TILEMM_CUDA(cudaEventRecord(events_[2 * i + 1], stream_));
+  }
+  TILEMM_CUDA(cudaStreamSynchronize(stream_));
+  std::vector<float> ms(static_cast<std::size_t>(launches));
+  for (int i = 0; i < launches; ++i)
+    TILEMM_CUDA(cudaEventElapsedTime(&ms[i], events_[2 * i], events_[2 * i + 1]));
+  return ms;
+}
+
+TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
+  TimingResult r;
+  sample(v, 3, 0);  // warm-up: clocks up, instruction cache and TLB warm
+  const auto probe = summarize(sample(v, kProbeSamples, 3));
+  if (probe.median_ms > give_up_ms) {
+    r.stats = probe;
+    r.pruned = true;
+    return r;
+  }
+  const int n = std::clamp(static_cast<int>(kTargetSampleMs / std::max(probe.median_ms, 1e-3)),
+                           kMinSamples, kMaxSamples);
+  r.stats = summarize(sample(v, n, 3 + kProbeSamples));
+  return r;
+}
+
+}  // namespace tilemm::tuner

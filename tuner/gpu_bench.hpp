@@ -1,0 +1,51 @@
+// The CandidateBench of the real GPU: inputs rotated through enough copies to exceed the L2,
+// results checked against the naive kernel with an error bound that grows with K, timings from
+// CUDA events around each launch.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "candidate_bench.hpp"
+
+namespace tilemm::tuner {
+
+class GpuBench : public CandidateBench {
+ public:
+  // Allocates the inputs for `problem` on the current device (which `device` describes) and
+  // computes the reference. Throws tilemm::Error on CUDA failures.
+  GpuBench(const DeviceInfo& device, const Problem& problem);
+  ~GpuBench() override;
+  GpuBench(const GpuBench&) = delete;
+  GpuBench& operator=(const GpuBench&) = delete;
+
+  CheckResult verify(const Variant& v, const detail::CompiledVariant& compiled) override;
+  TimingResult time(const Variant& v, double give_up_ms) override;
+
+  // How many copies of (A, B, C) the timing rotates through.
+  int rotation_sets() const { return static_cast<int>(sets_.size()); }
+
+ private:
+  struct Set {
+    float* A = nullptr;
+    float* B = nullptr;
+    float* C = nullptr;
+  };
+  GemmArgs args_for(const Set& s) const;
+  std::vector<float> sample(const Variant& v, int launches, int first_set);
+
+  DeviceInfo device_;
+  Problem problem_;
+  std::vector<Set> sets_;
+  std::vector<float> reference_;  // naive kernel's C on set 0, M x N
+  std::vector<float> magnitude_;  // naive kernel's |A| x |B| on set 0, M x N
+  cudaStream_t stream_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+};
+
+// Statistics of a sample of times (median, min, spread (p90 - p10) / median, count).
+TimingStats summarize(std::vector<float> samples_ms);
+
+}  // namespace tilemm::tuner

@@ -1,0 +1,139 @@
+#include "tuner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <optional>
+#include <thread>
+
+#include "tilemm/error.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+std::string first_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+struct Pending {
+  Variant variant;
+  CandidateResult result;
+  std::optional<detail::CompiledVariant> binary;
+};
+
+// Compiles every pending candidate on `threads` host threads. NVRTC is thread-safe; each
+// failure is recorded on its own candidate.
+void compile_all(std::vector<Pending>& pending, const std::string& arch, const Compiler& compile,
+                 int threads) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < pending.size(); i = next++) {
+      Pending& p = pending[i];
+      try {
+        p.binary = compile(p.variant, arch);
+        p.result.compile_ms = p.binary->compile_ms;
+      } catch (const CompileError& e) {
+        p.result.status = CandidateStatus::compile_error;
+        p.result.reason = first_line(e.log().empty() ? e.what() : e.log());
+      } catch (const std::exception& e) {
+        p.result.status = CandidateStatus::compile_error;
+        p.result.reason = first_line(e.what());
+      }
+    }
+  };
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(pending.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+double rank_candidates(std::vector<CandidateResult>& candidates) {
+  std::sort(candidates.begin(), candidates.end(),
+            [](const CandidateResult& a, const CandidateResult& b) {
+              const bool a_ok = a.status == CandidateStatus::ok;
+              const bool b_ok = b.status == CandidateStatus::ok;
+              if (a_ok != b_ok) return a_ok;
+              if (a_ok && a.stats.median_ms != b.stats.median_ms)
+                return a.stats.median_ms < b.stats.median_ms;
+              return a.variant < b.variant;  // deterministic among ties and failures
+            });
+  if (candidates.empty() || candidates[0].status != CandidateStatus::ok) {
+    std::string why;
+    for (const auto& c : candidates) {
+      if (why.size() > 600) break;
+      why += "\n  " + c.variant + ": " + to_string(c.status) + " " + c.reason;
+    }
+    throw Error(ErrorKind::internal, "tilemm: tuning found no correct candidate" + why);
+  }
+  if (candidates.size() < 2 || candidates[1].status != CandidateStatus::ok) return 0.0;
+  return candidates[1].stats.median_ms / candidates[0].stats.median_ms - 1.0;
+}
+
+TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
+                 const TuneSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Variant> space = settings.space.empty() ? variant_space() : settings.space;
+
+  std::vector<Pending> pending;
+  std::vector<CandidateResult> rejected;
+  for (const auto& v : space) {
+    CandidateResult r;
+    r.variant = variant_name(v);
+    if (const Verdict verdict = can_run(v, device, problem); !verdict) {
+      r.status = CandidateStatus::cannot_run;
+      r.reason = verdict.reason;
+      rejected.push_back(std::move(r));
+    } else {
+      pending.push_back({v, std::move(r), std::nullopt});
+    }
+  }
+
+  const int threads = settings.compile_threads > 0
+                          ? settings.compile_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  compile_all(pending, device.arch(), settings.compile, threads);
+
+  double best = std::numeric_limits<double>::infinity();
+  for (auto& p : pending) {
+    if (p.result.status != CandidateStatus::ok) continue;
+    try {
+      const CheckResult check = bench.verify(p.variant, *p.binary);
+      if (check.status != CandidateStatus::ok) {
+        p.result.status = check.status;
+        p.result.reason = check.reason;
+        continue;
+      }
+      const TimingResult timing = bench.time(p.variant, settings.prune_factor * best);
+      p.result.stats = timing.stats;
+      if (timing.pruned) {
+        p.result.status = CandidateStatus::pruned;
+        p.result.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
+                          "x the best so far";
+        continue;
+      }
+      best = std::min(best, timing.stats.median_ms);
+    } catch (const std::exception& e) {
+      p.result.status = CandidateStatus::launch_error;
+      p.result.reason = first_line(e.what());
+    }
+  }
+
+  TuneOutcome out;
+  for (auto& p : pending) out.candidates.push_back(p.result);
+  for (auto& r : rejected) out.candidates.push_back(std::move(r));
+  out.margin = rank_candidates(out.candidates);
+  out.winner = out.candidates.front().variant;
+  out.median_ms = out.candidates.front().stats.median_ms;
+  for (auto& p : pending)
+    if (p.result.variant == out.winner) out.winner_binary = std::move(*p.binary);
+  out.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace tilemm::tuner

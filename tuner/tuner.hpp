@@ -1,0 +1,44 @@
+// The search: enumerate the space, reject what cannot run, compile the rest in parallel,
+// verify each once, time the correct ones, pick the lowest median.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "candidate_bench.hpp"
+#include "nvrtc_compiler.hpp"
+#include "tilemm/autotune.hpp"
+
+namespace tilemm::tuner {
+
+using Compiler = std::function<detail::CompiledVariant(const Variant&, const std::string& arch)>;
+
+struct TuneOutcome {
+  std::vector<CandidateResult> candidates;  // sorted: ok by median, then the rest by name
+  std::string winner;
+  double median_ms = 0.0;
+  double margin = 0.0;
+  detail::CompiledVariant winner_binary;
+  double seconds = 0.0;
+};
+
+struct TuneSettings {
+  Compiler compile = detail::compile_variant;
+  int compile_threads = 0;       // 0: one per hardware thread
+  double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
+  std::vector<Variant> space;    // empty: the whole variant_space()
+};
+
+// Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and
+// launch failures are recorded, never thrown. Throws tilemm::Error only when no candidate
+// passed (the statuses are in the message).
+TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
+                 const TuneSettings& settings = {});
+
+// Sorts `candidates` (ok by ascending median, ties by name; then every failure by name) and
+// returns the margin of the first over the second ok candidate: runner-up median / winner
+// median - 1, 0 when there is no runner-up. Throws tilemm::Error when none is ok.
+double rank_candidates(std::vector<CandidateResult>& candidates);
+
+}  // namespace tilemm::tuner
