@@ -19,6 +19,7 @@
 #include "launch.hpp"
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
+#include "preloaded.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
@@ -141,8 +142,10 @@ class Dispatcher {
       decision = {&load_winner(device, default_variant()), false};
     } else if (auto winner = cached_winner(device, problem)) {
       decision = {&load_winner(device, *winner), false};
+    } else if (auto preloaded = preloaded_winner(device, problem)) {
+      decision = {&load_winner(device, *preloaded), false};
     } else if (options.policy == TunePolicy::tune_on_miss) {
-      const AutotuneResult result = tune_and_store(device, problem);
+      const AutotuneResult result = tune_and_store(device, problem, options);
       decision = {&load_winner(device, parse_variant(result.winner)), false};
     } else {
       decision = {&load_winner(device, fallback_variant(device, problem)), true};
@@ -161,8 +164,10 @@ class Dispatcher {
     if (!options.force) {
       if (auto entry = fresh_entry(device, problem, true))
         return to_result(*entry, problem, source_of(entry->source));
+      if (auto entry = preloaded_entry(device, problem))
+        return to_result(*entry, problem, ResultSource::preloaded);
     }
-    AutotuneResult result = tune_and_store(device, problem);
+    AutotuneResult result = tune_and_store(device, problem, options);
     const Decision decision{&load_winner(device, parse_variant(result.winner)), false};
     std::unique_lock<std::shared_mutex> lock(memo_mutex_);
     memo_[key] = decision;
@@ -239,6 +244,24 @@ class Dispatcher {
     }
   }
 
+  static std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device,
+                                                          const Problem& problem) {
+    return cache::find_preloaded(cache::preloaded_entries(), device.model_key(), device.arch(),
+                                 problem.M, problem.N, problem.K, problem_class(problem),
+                                 detail::templates_hash());
+  }
+
+  // The winner of a preloaded entry for this device (or architecture), if it can run here.
+  std::optional<Variant> preloaded_winner(const DeviceInfo& device, const Problem& problem) {
+    const auto entry = preloaded_entry(device, problem);
+    if (!entry) return std::nullopt;
+    Variant v = parse_variant(entry->winner);  // validated when the file was read
+    if (!can_run(v, device, problem)) return std::nullopt;
+    log(LogLevel::info, "shape " + describe(problem) + " served from the preloaded cache (" +
+                            entry->device_key + "): " + entry->winner);
+    return v;
+  }
+
   // Loads `v` for `device`: already in memory, else its CUBIN from the cache, else NVRTC (and
   // the CUBIN goes into the cache for the next process).
   const LoadedKernel& load_winner(const DeviceInfo& device, const Variant& v) {
@@ -269,11 +292,14 @@ class Dispatcher {
     }
   }
 
-  AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem) {
+  AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem,
+                                const Options& options) {
     log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
     tuning_count.fetch_add(1, std::memory_order_relaxed);
     tuner::GpuBench bench(device, problem);
-    tuner::TuneOutcome outcome = tuner::tune(device, problem, bench);
+    tuner::TuneSettings settings;
+    settings.progress = options.progress;
+    tuner::TuneOutcome outcome = tuner::tune(device, problem, bench, settings);
 
     cache::StoredEntry e;
     e.device_key = device.model_key();

@@ -15,6 +15,8 @@ struct EmbeddedTemplate {
 };
 
 const std::vector<EmbeddedTemplate>& embedded_templates();
+// The preloaded tuning caches (cache/preloaded/*.json), embedded the same way.
+const std::vector<EmbeddedTemplate>& embedded_preloaded();
 
 // The template called `file`; throws tilemm::Error (internal) if it was not embedded.
 const EmbeddedTemplate& find_template(std::string_view file);

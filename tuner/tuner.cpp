@@ -99,7 +99,18 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   compile_all(pending, device.arch(), settings.compile, threads);
 
   double best = std::numeric_limits<double>::infinity();
+  int done = 0;
+  const int total = static_cast<int>(pending.size());
+  if (settings.progress) settings.progress(0, total);
   for (auto& p : pending) {
+    struct Report {  // reports this candidate as done however the body below leaves
+      const TuneSettings& s;
+      int& done;
+      int total;
+      ~Report() {
+        if (s.progress) s.progress(++done, total);
+      }
+    } report{settings, done, total};
     if (p.result.status != CandidateStatus::ok) continue;
     try {
       const CheckResult check = bench.verify(p.variant, *p.binary);

@@ -28,6 +28,7 @@ struct TuneSettings {
   int compile_threads = 0;       // 0: one per hardware thread
   double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
   std::vector<Variant> space;    // empty: the whole variant_space()
+  std::function<void(int done, int total)> progress;  // after each compiled candidate is done
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct Options {
   // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off.
   TunePolicy policy = policy_from_environment();
   bool force = false;  // autotune(): re-tune even when a fresh result is cached
+  // Called while tuning, from the tuning thread, after each candidate: (done, total).
+  std::function<void(int done, int total)> progress;
 
   static TunePolicy policy_from_environment();
 };

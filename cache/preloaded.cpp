@@ -1,0 +1,46 @@
+#include "preloaded.hpp"
+
+#include "kernel_sources.hpp"
+#include "log.hpp"
+#include "tilemm/error.hpp"
+#include "tuning_json.hpp"
+
+namespace tilemm::cache {
+
+const std::vector<StoredEntry>& preloaded_entries() {
+  static const std::vector<StoredEntry> all = [] {
+    std::vector<StoredEntry> out;
+    for (const auto& file : detail::embedded_preloaded()) {
+      try {
+        for (auto& e : entries_from_json(std::string(file.source))) {
+          e.source = "preloaded";
+          out.push_back(std::move(e));
+        }
+      } catch (const InvalidArgument& e) {
+        detail::log(detail::LogLevel::warn, "preloaded cache " + std::string(file.file) +
+                                                " skipped: " + e.what());
+      }
+    }
+    return out;
+  }();
+  return all;
+}
+
+std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
+                                          const std::string& device_key, const std::string& arch,
+                                          std::int64_t M, std::int64_t N, std::int64_t K,
+                                          const std::string& problem_class,
+                                          const std::string& template_hash) {
+  const StoredEntry* same_arch = nullptr;
+  for (const auto& e : entries) {
+    if (e.M != M || e.N != N || e.K != K || e.problem_class != problem_class ||
+        e.versions.template_hash != template_hash)
+      continue;
+    if (e.device_key == device_key) return e;
+    if (e.arch == arch && same_arch == nullptr) same_arch = &e;
+  }
+  if (same_arch != nullptr) return *same_arch;
+  return std::nullopt;
+}
+
+}  // namespace tilemm::cache

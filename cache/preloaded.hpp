@@ -1,0 +1,27 @@
+// The preloaded tuning results shipped with tilemm (cache/preloaded/*.json, embedded at build
+// time) and the lookup order over them: exact device model, then same architecture.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuning_store.hpp"
+
+namespace tilemm::cache {
+
+// Every entry of every embedded preloaded file, parsed and validated once per process (a file
+// that fails validation is skipped with a warning). Their source is "preloaded".
+const std::vector<StoredEntry>& preloaded_entries();
+
+// The preloaded entry for this shape and class: first one of the exact device model, else one of
+// another model of the same architecture. Only entries made from this build's kernel templates
+// (template_hash) count: their winner exists and is the kernel that was timed. Driver and NVRTC
+// versions are not required to match: a shipped result is a good guess, not a measurement here.
+std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
+                                          const std::string& device_key, const std::string& arch,
+                                          std::int64_t M, std::int64_t N, std::int64_t K,
+                                          const std::string& problem_class,
+                                          const std::string& template_hash);
+
+}  // namespace tilemm::cache

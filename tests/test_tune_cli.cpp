@@ -1,0 +1,166 @@
+// tilemm-tune on the CPU: argument parsing, exit codes, and the cache commands that need no GPU.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "temp_dir.hpp"
+#include "tilemm/error.hpp"
+#include "tune_cli.hpp"
+#include "tuning_json.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::cli {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun run(std::vector<std::string> args) {
+  args.insert(args.begin(), "tilemm-tune");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_tune_cli(static_cast<int>(argv.size()), argv.data(), out, err, false);
+  return {code, out.str(), err.str()};
+}
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+cache::StoredEntry sample(std::int64_t m) {
+  cache::StoredEntry e;
+  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
+  e.arch = "sm_90";
+  e.M = m;
+  e.N = m;
+  e.K = m;
+  e.problem_class = "a4-dense";
+  e.winner = "tiled_t32_p0";
+  e.median_ms = 1.0;
+  e.tflops = 2.0;
+  e.margin = 0.1;
+  e.tuned_at = "2026-11-29T00:00:00Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"0123456789abcdef", 13000, 13000};
+  CandidateResult c;
+  c.variant = "tiled_t32_p0";
+  c.stats = {1.0, 0.9, 0.05, 20};
+  e.candidates = {c};
+  return e;
+}
+
+TEST(TuneCliParsing, SizesAndShapes) {
+  EXPECT_EQ(parse_sizes("512,1024"), (std::vector<Shape>{{512, 512, 512}, {1024, 1024, 1024}}));
+  EXPECT_EQ(parse_shapes("1024x512x256,1x2x3"), (std::vector<Shape>{{1024, 512, 256}, {1, 2, 3}}));
+  for (const char* bad : {"", "0", "-5", "5a", "512,", ",512", "1.5", "99999999999", "2147483648"})
+    EXPECT_THROW(parse_sizes(bad), InvalidArgument) << bad;
+  for (const char* bad : {"", "1x2", "1x2x3x4", "1x2x0", "ax2x3", "1x2x3,", "1X2X3"})
+    EXPECT_THROW(parse_shapes(bad), InvalidArgument) << bad;
+}
+
+TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {},
+           {"--bogus"},
+           {"--sizes"},
+           {"--sizes", "abc"},
+           {"--shapes", "1x2"},
+           {"--list", "--clear"},
+           {"--sizes", "64", "--list"},
+           {"--list", "--force"},
+           {"--export", "x.json", "--json"},
+           {"--clear", "--device-key", "k"},
+           {"--sizes", "64", "--device", "first"}}) {
+    const CliRun r = run(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.code, 2) << joined << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << joined << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << joined;
+  }
+}
+
+TEST(TuneCliParsing, HelpAndVersionExitZero) {
+  const CliRun help = run({"--help"});
+  EXPECT_EQ(help.code, 0);
+  for (const char* flag : {"--sizes", "--shapes", "--device", "--cache", "--force", "--json",
+                           "--list", "--export", "--import", "--clear"})
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  const CliRun version = run({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
+}
+
+TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
+  testing::TempDir dir;
+  const std::string source = dir.file("source.db");
+  const std::string target = dir.file("sub/target.db");
+  {
+    cache::TuningStore store(source);
+    store.put_all({sample(64), sample(128)});
+  }
+  const std::string file = dir.file("out.json");
+  CliRun r = run({"--cache", source, "--export", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("exported 2 entries"), std::string::npos) << r.out;
+
+  r = run({"--cache", target, "--import", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 2 entries"), std::string::npos) << r.out;
+  {
+    cache::TuningStore store(target);
+    const auto entries = store.list();
+    ASSERT_EQ(entries.size(), 2u);
+    for (const auto& e : entries) {
+      EXPECT_EQ(e.source, "imported");
+      EXPECT_EQ(e.winner, "tiled_t32_p0");
+      EXPECT_EQ(e.candidates.size(), 1u);
+    }
+  }
+
+  r = run({"--cache", target, "--list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("64x64x64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("imported"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stale"), std::string::npos) << r.out;  // another template hash
+  r = run({"--cache", target, "--list", "--device-key", "NVIDIA A100|sm_80|108sm|40326MiB"});
+  EXPECT_EQ(r.out.find("64x64x64"), std::string::npos) << r.out;
+
+  r = run({"--cache", target, "--clear"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("removing 2 tuning entries"), std::string::npos) << r.out;
+  EXPECT_TRUE(cache::TuningStore(target).list().empty());
+}
+
+TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  {
+    cache::TuningStore store(db);
+    store.put(sample(32));
+  }
+  // Entry 0 is fine, entry 1 is not: nothing of the file may land.
+  auto doc = nlohmann::json::parse(cache::entries_to_json({sample(64), sample(96)}));
+  doc["entries"][1]["median_ms"] = -3;
+  const std::string file = dir.file("bad.json");
+  std::ofstream(file) << doc.dump();
+  const CliRun r = run({"--cache", db, "--import", file});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("entries[1].median_ms"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was changed"), std::string::npos) << r.err;
+  const auto entries = cache::TuningStore(db).list();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].M, 32);
+
+  const CliRun missing = run({"--cache", db, "--import", dir.file("missing.json")});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("missing.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilemm::cli

@@ -1,0 +1,73 @@
+// tilemm-tune end to end on the GPU, run as a separate process like an operator would.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "gpu_test_support.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+struct Output {
+  int code;
+  std::string text;
+};
+
+Output run(const std::string& args) {
+  const std::string command = std::string(TILEMM_TUNE_BINARY) + " " + args;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
+  std::string text;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+TEST(TuneCliGpu, TunesShapesPrintsJsonAndServesTheSecondRunFromTheCache) {
+  TILEMM_REQUIRE_DEVICE();
+  tilemm::testing::TempDir dir;
+  const std::string cache = dir.file("cli.db");
+  const Output first = run("--cache " + cache + " --sizes 128,256 --shapes 100x200x300 --json");
+  ASSERT_EQ(first.code, 0) << first.text;
+  const auto doc = nlohmann::json::parse(first.text);
+  ASSERT_EQ(doc["devices"].size(), 1u);
+  const auto& device = doc["devices"][0];
+  EXPECT_FALSE(device["name"].get<std::string>().empty());
+  EXPECT_EQ(device["arch"].get<std::string>().rfind("sm_", 0), 0u);
+  ASSERT_EQ(device["results"].size(), 3u);
+  EXPECT_TRUE(device["errors"].empty());
+  for (const auto& r : device["results"]) {
+    EXPECT_EQ(r["source"], "tuned");
+    EXPECT_GT(r["median_ms"].get<double>(), 0.0);
+    EXPECT_GT(r["tflops"].get<double>(), 0.0);
+    ASSERT_FALSE(r["candidates"].empty());
+    EXPECT_EQ(r["candidates"][0]["variant"], r["winner"]);
+    EXPECT_EQ(r["candidates"][0]["status"], "ok");
+  }
+  EXPECT_EQ(device["results"][2]["m"], 100);
+  EXPECT_EQ(device["results"][2]["k"], 300);
+
+  const Output second = run("--cache " + cache + " --sizes 128,256 --shapes 100x200x300 --json");
+  ASSERT_EQ(second.code, 0) << second.text;
+  const auto again = nlohmann::json::parse(second.text);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& r = again["devices"][0]["results"][i];
+    EXPECT_EQ(r["source"], "cache");
+    EXPECT_EQ(r["winner"], device["results"][i]["winner"]);
+  }
+
+  const Output table = run("--cache " + cache + " --sizes 256");
+  ASSERT_EQ(table.code, 0) << table.text;
+  EXPECT_NE(table.text.find("256x256x256 (a4-dense)"), std::string::npos) << table.text;
+  EXPECT_NE(table.text.find("% peak"), std::string::npos) << table.text;
+  EXPECT_NE(table.text.find("1.00x  ok"), std::string::npos) << table.text;
+
+  const Output bad_device = run("--cache " + cache + " --sizes 64 --device 99 2>&1");
+  EXPECT_EQ(bad_device.code, 1) << bad_device.text;
+  EXPECT_NE(bad_device.text.find("--device 99 does not exist"), std::string::npos) << bad_device.text;
+}
+
+}  // namespace

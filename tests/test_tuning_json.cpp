@@ -1,0 +1,182 @@
+// The JSON exchange format: round trip, every malformed case rejected with the field named,
+// and the preloaded lookup order.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "preloaded.hpp"
+#include "tilemm/error.hpp"
+#include "tuning_json.hpp"
+
+namespace tilemm::cache {
+namespace {
+
+using nlohmann::json;
+
+StoredEntry entry(std::string key, std::int64_t m, std::string winner = "tiled_t32_p0") {
+  StoredEntry e;
+  e.device_key = std::move(key);
+  e.arch = e.device_key.substr(e.device_key.find("|sm_") + 1, 5);
+  e.M = m;
+  e.N = 2 * m;
+  e.K = 3;
+  e.problem_class = "a4-dense";
+  e.winner = winner;
+  e.median_ms = 0.5;
+  e.tflops = 1.25;
+  e.margin = 0.125;
+  e.tuned_at = "2026-11-29T10:11:12Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"00112233aabbccdd", 13000, 13000};
+  e.source = "tuned";
+  CandidateResult win;
+  win.variant = winner;
+  win.stats = {0.5, 0.45, 0.01, 31};
+  win.compile_ms = 20.0;
+  CandidateResult lost;
+  lost.variant = "naive";
+  lost.status = CandidateStatus::pruned;
+  lost.reason = "slow";
+  lost.stats = {4.0, 3.5, 0.0, 5};
+  e.candidates = {win, lost};
+  return e;
+}
+
+const std::string kH200 = "NVIDIA H200|sm_90|132sm|143771MiB";
+
+TEST(TuningJson, ExportThenImportGivesBackTheSameEntries) {
+  const std::vector<StoredEntry> entries = {entry(kH200, 512), entry(kH200, 1024, "tiled_t16_p1"),
+                                            entry("NVIDIA A100|sm_80|108sm|40326MiB", 64)};
+  const auto back = entries_from_json(entries_to_json(entries));
+  ASSERT_EQ(back.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& a = entries[i];
+    const auto& b = back[i];
+    EXPECT_EQ(a.device_key, b.device_key);
+    EXPECT_EQ(a.arch, b.arch);
+    EXPECT_EQ(std::tie(a.M, a.N, a.K), std::tie(b.M, b.N, b.K));
+    EXPECT_EQ(a.problem_class, b.problem_class);
+    EXPECT_EQ(a.winner, b.winner);
+    EXPECT_EQ(a.median_ms, b.median_ms);
+    EXPECT_EQ(a.tflops, b.tflops);
+    EXPECT_EQ(a.margin, b.margin);
+    EXPECT_EQ(a.tuned_at, b.tuned_at);
+    EXPECT_EQ(a.tilemm_version, b.tilemm_version);
+    EXPECT_EQ(a.versions.template_hash, b.versions.template_hash);
+    EXPECT_EQ(a.versions.nvrtc_version, b.versions.nvrtc_version);
+    EXPECT_EQ(a.versions.driver_version, b.versions.driver_version);
+    EXPECT_EQ(a.source, b.source);
+    ASSERT_EQ(a.candidates.size(), b.candidates.size());
+    for (std::size_t j = 0; j < a.candidates.size(); ++j) {
+      EXPECT_EQ(a.candidates[j].variant, b.candidates[j].variant);
+      EXPECT_EQ(a.candidates[j].status, b.candidates[j].status);
+      EXPECT_EQ(a.candidates[j].reason, b.candidates[j].reason);
+      EXPECT_EQ(a.candidates[j].stats.median_ms, b.candidates[j].stats.median_ms);
+      EXPECT_EQ(a.candidates[j].stats.min_ms, b.candidates[j].stats.min_ms);
+      EXPECT_EQ(a.candidates[j].stats.spread, b.candidates[j].stats.spread);
+      EXPECT_EQ(a.candidates[j].stats.samples, b.candidates[j].stats.samples);
+      EXPECT_EQ(a.candidates[j].compile_ms, b.candidates[j].compile_ms);
+    }
+  }
+  EXPECT_TRUE(entries_from_json(entries_to_json({})).empty());
+}
+
+struct Malformed {
+  const char* what;
+  std::function<void(json&)> mutate;
+  std::string field;  // the argument() the error must name
+};
+
+std::string rejected_field(const std::string& text) {
+  try {
+    entries_from_json(text);
+  } catch (const InvalidArgument& e) {
+    return e.argument();
+  }
+  return "<accepted>";
+}
+
+TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
+  const json valid = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
+  const std::vector<Malformed> cases = {
+      {"format", [](json& d) { d["format"] = "other-tool"; }, "format"},
+      {"format missing", [](json& d) { d.erase("format"); }, "format"},
+      {"newer version", [](json& d) { d["format_version"] = 2; }, "format_version"},
+      {"version as text", [](json& d) { d["format_version"] = "1"; }, "format_version"},
+      {"entries missing", [](json& d) { d.erase("entries"); }, "entries"},
+      {"entries not array", [](json& d) { d["entries"] = json::object(); }, "entries"},
+      {"entry not object", [](json& d) { d["entries"][1] = 5; }, "entries[1]"},
+      {"device_key missing", [](json& d) { d["entries"][0].erase("device_key"); }, "entries[0].device_key"},
+      {"device_key form", [](json& d) { d["entries"][0]["device_key"] = "H200"; }, "entries[0].device_key"},
+      {"arch mismatch", [](json& d) { d["entries"][0]["arch"] = "sm_80"; }, "entries[0].arch"},
+      {"m zero", [](json& d) { d["entries"][0]["m"] = 0; }, "entries[0].m"},
+      {"m negative", [](json& d) { d["entries"][0]["m"] = -4; }, "entries[0].m"},
+      {"m too large", [](json& d) { d["entries"][0]["m"] = 2147483648LL; }, "entries[0].m"},
+      {"m huge unsigned", [](json& d) { d["entries"][0]["m"] = 18446744073709551615ULL; }, "entries[0].m"},
+      {"n fractional", [](json& d) { d["entries"][1]["n"] = 1.5; }, "entries[1].n"},
+      {"k as text", [](json& d) { d["entries"][1]["k"] = "3"; }, "entries[1].k"},
+      {"class", [](json& d) { d["entries"][0]["problem_class"] = "a3-dense"; }, "entries[0].problem_class"},
+      {"unknown winner", [](json& d) { d["entries"][0]["winner"] = "tiled_t64_p0"; }, "entries[0].winner"},
+      {"winner not a candidate", [](json& d) { d["entries"][0]["winner"] = "tiled_t8_p0"; }, "entries[0].winner"},
+      {"median zero", [](json& d) { d["entries"][0]["median_ms"] = 0.0; }, "entries[0].median_ms"},
+      {"median negative", [](json& d) { d["entries"][0]["median_ms"] = -1.0; }, "entries[0].median_ms"},
+      {"median text", [](json& d) { d["entries"][0]["median_ms"] = "fast"; }, "entries[0].median_ms"},
+      {"tflops negative", [](json& d) { d["entries"][0]["tflops"] = -2.0; }, "entries[0].tflops"},
+      {"tflops absurd", [](json& d) { d["entries"][0]["tflops"] = 1e9; }, "entries[0].tflops"},
+      {"margin negative", [](json& d) { d["entries"][0]["margin"] = -0.5; }, "entries[0].margin"},
+      {"tuned_at form", [](json& d) { d["entries"][0]["tuned_at"] = "yesterday"; }, "entries[0].tuned_at"},
+      {"template hash", [](json& d) { d["entries"][0]["template_hash"] = "XYZ"; }, "entries[0].template_hash"},
+      {"nvrtc zero", [](json& d) { d["entries"][0]["nvrtc_version"] = 0; }, "entries[0].nvrtc_version"},
+      {"driver missing", [](json& d) { d["entries"][0].erase("driver_version"); }, "entries[0].driver_version"},
+      {"source", [](json& d) { d["entries"][0]["source"] = "stolen"; }, "entries[0].source"},
+      {"tilemm version", [](json& d) { d["entries"][0]["tilemm_version"] = "a b"; }, "entries[0].tilemm_version"},
+      {"candidates not array", [](json& d) { d["entries"][0]["candidates"] = "none"; }, "entries[0].candidates"},
+      {"candidate status", [](json& d) { d["entries"][0]["candidates"][1]["status"] = "great"; }, "entries[0].candidates[1].status"},
+      {"candidate variant", [](json& d) { d["entries"][0]["candidates"][1]["variant"] = "warp_x1"; }, "entries[0].candidates[1].variant"},
+      {"candidate twice", [](json& d) { d["entries"][0]["candidates"][1]["variant"] = "tiled_t32_p0"; }, "entries[0].candidates[1].variant"},
+      {"ok with no samples", [](json& d) { d["entries"][0]["candidates"][0]["samples"] = 0; }, "entries[0].candidates[0].samples"},
+      {"winner wrong", [](json& d) { d["entries"][0]["candidates"][0]["status"] = "wrong_result"; }, "entries[0].candidates[0].status"},
+      {"min above median", [](json& d) { d["entries"][0]["candidates"][0]["min_ms"] = 9.0; }, "entries[0].candidates[0].min_ms"},
+      {"spread negative", [](json& d) { d["entries"][0]["candidates"][0]["spread"] = -1; }, "entries[0].candidates[0].spread"},
+      {"reason too long", [](json& d) { d["entries"][0]["candidates"][1]["reason"] = std::string(5000, 'x'); }, "entries[0].candidates[1].reason"},
+      {"reason not text", [](json& d) { d["entries"][0]["candidates"][1]["reason"] = 7; }, "entries[0].candidates[1].reason"},
+      {"duplicate entry", [](json& d) { d["entries"][1]["m"] = 512; d["entries"][1]["n"] = 1024; }, "entries[1].m"},
+  };
+  for (const auto& c : cases) {
+    json doc = valid;
+    c.mutate(doc);
+    EXPECT_EQ(rejected_field(doc.dump()), c.field) << c.what;
+  }
+  for (const char* text : {"", "{", "[]", "null", "\"x\"", "{\"format\": \"tilemm-tuning\",}"})
+    EXPECT_EQ(rejected_field(text), "document") << "'" << text << "'";
+}
+
+TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
+  const std::string hash = "00112233aabbccdd";
+  auto exact = entry(kH200, 512, "tiled_t16_p0");
+  auto same_arch = entry("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
+  auto other_arch = entry("NVIDIA A100|sm_80|108sm|40326MiB", 512, "naive");
+  const std::vector<StoredEntry> entries = {same_arch, other_arch, exact};
+
+  auto found = find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", hash);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->winner, "tiled_t16_p0");
+
+  found = find_preloaded(entries, "NVIDIA GH200|sm_90|132sm|97871MiB", "sm_90", 512, 1024, 3, "a4-dense", hash);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->winner, "tiled_t8_p0");
+
+  EXPECT_FALSE(find_preloaded(entries, "NVIDIA L4|sm_89|58sm|22478MiB", "sm_89", 512, 1024, 3, "a4-dense", hash));
+  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 4, "a4-dense", hash));
+  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a1-dense", hash));
+  // Made from other kernel templates: its winner may not exist or not be what was timed.
+  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", "ffffffffffffffff"));
+}
+
+TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
+  for (const auto& e : preloaded_entries()) EXPECT_EQ(e.source, "preloaded");
+}
+
+}  // namespace
+}  // namespace tilemm::cache

@@ -1,0 +1,452 @@
+#include "tune_cli.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "kernel_sources.hpp"
+#include "preloaded.hpp"
+#include "tilemm/tilemm.hpp"
+#include "tuning_json.hpp"
+#include "tuning_store.hpp"
+
+#ifndef TILEMM_VERSION
+#define TILEMM_VERSION "unknown"
+#endif
+
+namespace tilemm::cli {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!text.empty() && text.back() == sep) parts.emplace_back();
+  return parts;
+}
+
+std::int64_t parse_dimension(const std::string& text, const char* option) {
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidArgument(option, "'" + text + "' is not a positive integer");
+  const long long v = std::stoll(text);
+  if (v < 1 || v > 2147483647)
+    throw InvalidArgument(option, "'" + text + "' must be between 1 and 2147483647");
+  return v;
+}
+
+// Exit codes.
+constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+
+int usage_error(std::ostream& err, const std::string& message) {
+  err << "tilemm-tune: error: " << message << "; see 'tilemm-tune --help'\n";
+  return kUsage;
+}
+
+int failure(std::ostream& err, const std::string& message) {
+  std::string line = message;
+  for (auto& c : line)
+    if (c == '\n') c = ' ';
+  err << "tilemm-tune: error: " << line << "\n";
+  return kFailure;
+}
+
+std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string status_text(const CandidateResult& c) {
+  switch (c.status) {
+    case CandidateStatus::ok: return "ok";
+    case CandidateStatus::wrong_result: return "wrong result: " + c.reason;
+    case CandidateStatus::compile_error: return "compile error: " + c.reason;
+    case CandidateStatus::launch_error: return "launch error: " + c.reason;
+    case CandidateStatus::cannot_run: return "cannot run: " + c.reason;
+    case CandidateStatus::pruned: return "pruned: " + c.reason;
+  }
+  return "?";
+}
+
+double tflops_of(const Problem& p, double ms) {
+  return ms > 0 ? 2.0 * double(p.M) * double(p.N) * double(p.K) / (ms * 1e-3) / 1e12 : 0.0;
+}
+
+void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResult& r) {
+  const double peak = device.fp32_peak_tflops();
+  out << shape_text(r.problem.M, r.problem.N, r.problem.K) << " (" << r.problem_class << ") on "
+      << device.name << " [" << device.ordinal << "]: winner " << r.winner << ", "
+      << fixed(r.median_ms, 4) << " ms, " << fixed(r.tflops, 2) << " TFLOP/s, margin "
+      << fixed(100 * r.margin, 1) << "%, ";
+  if (r.source == ResultSource::tuned)
+    out << "tuned in " << fixed(r.tuning_seconds, 1) << " s\n";
+  else
+    out << "from the " << to_string(r.source) << " (tuned " << r.tuned_at << ")\n";
+  out << "  " << std::left << std::setw(44) << "variant" << std::right << std::setw(11)
+      << "median ms" << std::setw(10) << "TFLOP/s" << std::setw(8) << "% peak" << std::setw(11)
+      << "vs winner" << "  status\n";
+  for (const auto& c : r.candidates) {
+    out << "  " << std::left << std::setw(44) << c.variant << std::right;
+    if (c.status == CandidateStatus::ok) {
+      const double tf = tflops_of(r.problem, c.stats.median_ms);
+      out << std::setw(11) << fixed(c.stats.median_ms, 4) << std::setw(10) << fixed(tf, 2)
+          << std::setw(7) << (peak > 0 ? fixed(100 * tf / peak, 1) : std::string("-")) << "%"
+          << std::setw(10) << fixed(c.stats.median_ms / r.median_ms, 2) << "x";
+    } else {
+      out << std::setw(11) << "-" << std::setw(10) << "-" << std::setw(8) << "-" << std::setw(11)
+          << "-";
+    }
+    out << "  " << status_text(c) << "\n";
+  }
+  out << "\n";
+}
+
+json candidate_json(const CandidateResult& c, const Problem& p) {
+  return {{"variant", c.variant},
+          {"status", to_string(c.status)},
+          {"reason", c.reason},
+          {"median_ms", c.stats.median_ms},
+          {"min_ms", c.stats.min_ms},
+          {"spread", c.stats.spread},
+          {"samples", c.stats.samples},
+          {"compile_ms", c.compile_ms},
+          {"tflops", c.status == CandidateStatus::ok ? tflops_of(p, c.stats.median_ms) : 0.0}};
+}
+
+json result_json(const AutotuneResult& r) {
+  json candidates = json::array();
+  for (const auto& c : r.candidates) candidates.push_back(candidate_json(c, r.problem));
+  return {{"m", r.problem.M},
+          {"n", r.problem.N},
+          {"k", r.problem.K},
+          {"problem_class", r.problem_class},
+          {"winner", r.winner},
+          {"median_ms", r.median_ms},
+          {"tflops", r.tflops},
+          {"margin", r.margin},
+          {"source", to_string(r.source)},
+          {"tuned_at", r.tuned_at},
+          {"tuning_seconds", r.tuning_seconds},
+          {"candidates", candidates}};
+}
+
+json device_json(const DeviceInfo& d) {
+  return {{"ordinal", d.ordinal},
+          {"name", d.name},
+          {"arch", d.arch()},
+          {"model_key", d.model_key()},
+          {"sm_count", d.sm_count},
+          {"memory_bytes", d.total_memory},
+          {"uuid", d.uuid},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version},
+          {"nvrtc_version", d.nvrtc_version},
+          {"fp32_peak_tflops", d.fp32_peak_tflops()}};
+}
+
+struct DeviceRun {
+  DeviceInfo device;
+  std::vector<AutotuneResult> results;
+  std::vector<std::string> errors;
+};
+
+// Draws "[dev] shape: done/total candidates, elapsed" on one terminal line.
+class Progress {
+ public:
+  Progress(std::ostream& err, bool enabled) : err_(err), enabled_(enabled) {}
+  void show(int device, const std::string& shape, int done, int total, double seconds) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    err_ << "\r\033[K[gpu " << device << "] " << shape << ": " << done << "/" << total
+         << " candidates, " << fixed(seconds, 1) << " s" << std::flush;
+  }
+  void clear() {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    err_ << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::ostream& err_;
+  bool enabled_;
+  std::mutex mutex_;
+};
+
+DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool force,
+                         Progress& progress) {
+  DeviceRun run;
+  if (cudaSetDevice(ordinal) != cudaSuccess) {
+    run.device.ordinal = ordinal;
+    run.errors.push_back("cannot select CUDA device " + std::to_string(ordinal));
+    return run;
+  }
+  run.device = current_device();
+  for (const auto& [m, n, k] : shapes) {
+    const std::string text = shape_text(m, n, k);
+    const auto start = std::chrono::steady_clock::now();
+    Options options;
+    options.force = force;
+    options.progress = [&](int done, int total) {
+      progress.show(ordinal, text, done, total,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    };
+    try {
+      run.results.push_back(autotune(m, n, k, options));
+    } catch (const std::exception& e) {
+      run.errors.push_back(text + ": " + e.what());
+    }
+  }
+  progress.clear();
+  return run;
+}
+
+int tune_command(const std::vector<Shape>& shapes, const std::string& device_option, bool force,
+                 bool as_json, std::ostream& out, std::ostream& err, bool tty) {
+  const int count = device_count();
+  if (count == 0) return failure(err, "no CUDA device found; tuning needs a GPU (--list, --export, --import and --clear do not)");
+  std::vector<int> ordinals;
+  if (device_option == "all") {
+    for (int i = 0; i < count; ++i) ordinals.push_back(i);
+  } else if (device_option.empty()) {
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) current = 0;
+    ordinals.push_back(current);
+  } else {
+    const auto d = parse_dimension(device_option, "--device");
+    if (d >= count) return failure(err, "--device " + device_option + " does not exist: this machine has " + std::to_string(count) + " GPU(s) (0.." + std::to_string(count - 1) + ")");
+    ordinals.push_back(static_cast<int>(d));
+  }
+
+  Progress progress(err, tty);
+  std::vector<DeviceRun> runs(ordinals.size());
+  // One tuning thread per GPU, all writing into the one cache.
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < ordinals.size(); ++i)
+    threads.emplace_back([&, i] { runs[i] = tune_on_device(ordinals[i], shapes, force, progress); });
+  for (auto& t : threads) t.join();
+
+  bool failed = false;
+  if (as_json) {
+    json devices = json::array();
+    for (const auto& run : runs) {
+      json results = json::array();
+      for (const auto& r : run.results) results.push_back(result_json(r));
+      json d = device_json(run.device);
+      d["results"] = results;
+      d["errors"] = run.errors;
+      devices.push_back(d);
+    }
+    json doc = {{"tilemm_version", TILEMM_VERSION},
+                {"templates_hash", detail::templates_hash()},
+                {"cache", cache_path()},
+                {"devices", devices}};
+    out << doc.dump(2) << "\n";
+  } else {
+    for (const auto& run : runs)
+      for (const auto& r : run.results) print_table(out, run.device, r);
+  }
+  for (const auto& run : runs)
+    for (const auto& e : run.errors) {
+      failed = true;
+      failure(err, "GPU " + std::to_string(run.device.ordinal) + ": " + e);
+    }
+  return failed ? kFailure : kOk;
+}
+
+cache::BuildVersions versions_here() {
+  cache::BuildVersions v;
+  v.template_hash = detail::templates_hash();
+  v.nvrtc_version = nvrtc_version();
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  v.driver_version = driver;  // 0 where there is no driver: then only the others decide
+  return v;
+}
+
+bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
+  return e.versions.template_hash != here.template_hash ||
+         e.versions.nvrtc_version != here.nvrtc_version ||
+         (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
+}
+
+int list_command(const std::string& path, const std::string& device_key, std::ostream& out) {
+  std::vector<cache::StoredEntry> entries;
+  if (std::filesystem::exists(path)) {
+    cache::TuningStore store(path);
+    entries = store.list(device_key);
+  } else {
+    out << "no cache at " << path << " (nothing tuned yet)\n";
+  }
+  for (const auto& e : cache::preloaded_entries())
+    if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
+  const auto here = versions_here();
+  out << std::left << std::setw(36) << "device" << std::setw(20) << "shape" << std::setw(11)
+      << "class" << std::setw(44) << "winner" << std::right << std::setw(9) << "TFLOP/s"
+      << "  " << std::left << std::setw(10) << "source" << std::setw(22) << "tuned at" << "state\n";
+  for (const auto& e : entries) {
+    out << std::left << std::setw(36) << e.device_key << std::setw(20) << shape_text(e.M, e.N, e.K)
+        << std::setw(11) << e.problem_class << std::setw(44) << e.winner << std::right
+        << std::setw(9) << fixed(e.tflops, 2) << "  " << std::left << std::setw(10)
+        << (e.source == "tuned" ? "tuned here" : e.source) << std::setw(22) << e.tuned_at
+        << (stale_here(e, here) ? "stale" : "fresh") << "\n";
+  }
+  out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
+  return kOk;
+}
+
+int export_command(const std::string& path, const std::string& device_key, const std::string& file,
+                   std::ostream& out) {
+  std::vector<cache::StoredEntry> entries;
+  if (std::filesystem::exists(path)) entries = cache::TuningStore(path).list(device_key);
+  const std::string text = cache::entries_to_json(entries);
+  if (file == "-") {
+    out << text;
+    return kOk;
+  }
+  // Written beside the target and renamed, so a reader never sees half a file.
+  const std::string tmp = file + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error(ErrorKind::cache, "cannot write '" + tmp + "'");
+    f << text;
+    if (!f.flush()) throw Error(ErrorKind::cache, "writing '" + tmp + "' failed");
+  }
+  std::filesystem::rename(tmp, file);
+  out << "exported " << entries.size() << " entries to " << file << "\n";
+  return kOk;
+}
+
+int import_command(const std::string& path, const std::string& file, std::ostream& out) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw Error(ErrorKind::cache, "cannot read '" + file + "'");
+  std::stringstream text;
+  text << f.rdbuf();
+  auto entries = cache::entries_from_json(text.str());  // validates everything first
+  for (auto& e : entries) e.source = "imported";
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  cache::TuningStore store(path);
+  store.put_all(entries);  // one transaction: all or nothing
+  out << "imported " << entries.size() << " entries from " << file << " into " << path << "\n";
+  return kOk;
+}
+
+int clear_command(const std::string& path, std::ostream& out) {
+  if (!std::filesystem::exists(path)) {
+    out << "no cache at " << path << "; nothing to clear\n";
+    return kOk;
+  }
+  cache::TuningStore store(path);
+  const auto entries = store.list();
+  out << "removing " << entries.size() << " tuning entries and all cached CUBINs from " << path
+      << "\n";
+  store.clear();
+  out << "cleared\n";
+  return kOk;
+}
+
+}  // namespace
+
+std::vector<Shape> parse_sizes(const std::string& text) {
+  std::vector<Shape> shapes;
+  for (const auto& part : split(text, ',')) {
+    const auto n = parse_dimension(part, "--sizes");
+    shapes.push_back({n, n, n});
+  }
+  if (shapes.empty()) throw InvalidArgument("--sizes", "needs at least one size");
+  return shapes;
+}
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  for (const auto& part : split(text, ',')) {
+    const auto dims = split(part, 'x');
+    if (dims.size() != 3)
+      throw InvalidArgument("--shapes", "'" + part + "' is not of the form MxNxK");
+    shapes.push_back({parse_dimension(dims[0], "--shapes"), parse_dimension(dims[1], "--shapes"),
+                      parse_dimension(dims[2], "--shapes")});
+  }
+  if (shapes.empty()) throw InvalidArgument("--shapes", "needs at least one shape");
+  return shapes;
+}
+
+int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                 bool err_is_terminal) {
+  CLI::App app{"Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning cache.",
+               "tilemm-tune"};
+  std::string sizes, shapes, device, cache, export_file, import_file, device_key;
+  bool force = false, as_json = false, list = false, clear = false;
+  app.add_option("--sizes", sizes, "Square sizes to tune, e.g. 512,1024,4096");
+  app.add_option("--shapes", shapes, "Shapes to tune as MxNxK, e.g. 1024x512x256,4096x4096x64");
+  app.add_option("--device", device, "GPU ordinal to tune on, or 'all' (one thread per GPU); default: the current one");
+  app.add_option("--cache", cache, "SQLite cache file (default: $TILEMM_CACHE, else ~/.cache/tilemm/tuning.db)");
+  app.add_flag("--force", force, "Re-tune shapes that have a fresh cached result");
+  app.add_flag("--json", as_json, "Print the tuning results as JSON on stdout");
+  app.add_flag("--list", list, "List the cache's entries (and the preloaded ones) with source and freshness");
+  app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)");
+  app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing");
+  app.add_flag("--clear", clear, "Remove every entry and CUBIN from the cache");
+  app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries");
+  app.set_version_flag("--version", std::string("tilemm-tune ") + TILEMM_VERSION +
+                                        " (kernel templates " + detail::templates_hash() + ")");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kOk;
+  } catch (const CLI::CallForVersion&) {
+    out << app.version() << "\n";
+    return kOk;
+  } catch (const CLI::ParseError& e) {
+    return usage_error(err, e.what());
+  }
+
+  const bool tune = !sizes.empty() || !shapes.empty();
+  const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear);
+  if (actions == 0) return usage_error(err, "nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
+  if (actions > 1) return usage_error(err, "give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
+  if (!device_key.empty() && !list && export_file.empty()) return usage_error(err, "--device-key only applies to --list and --export");
+  if ((force || as_json || !device.empty()) && !tune) return usage_error(err, "--force, --json and --device only apply to tuning (--sizes/--shapes)");
+
+  try {
+    std::vector<Shape> todo;
+    if (!sizes.empty()) todo = parse_sizes(sizes);
+    if (!shapes.empty()) {
+      const auto more = parse_shapes(shapes);
+      todo.insert(todo.end(), more.begin(), more.end());
+    }
+    if (tune && device != "all" && !device.empty()) parse_dimension(device, "--device");
+    if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
+    const std::string path = cache_path();
+    if (tune) return tune_command(todo, device, force, as_json, out, err, err_is_terminal);
+    if (list) return list_command(path, device_key, out);
+    if (!export_file.empty()) return export_command(path, device_key, export_file, out);
+    if (!import_file.empty()) return import_command(path, import_file, out);
+    return clear_command(path, out);
+  } catch (const InvalidArgument& e) {
+    const std::string& arg = e.argument();
+    if (arg.rfind("--", 0) == 0) return usage_error(err, e.what());
+    return failure(err, std::string(e.what()) + " (nothing was changed)");
+  } catch (const std::exception& e) {
+    return failure(err, e.what());
+  }
+}
+
+}  // namespace tilemm::cli
