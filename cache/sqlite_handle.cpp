@@ -9,6 +9,8 @@ namespace {
   std::string message =
       "tilemm: SQLite " + what + " on '" + path + "' failed: " + sqlite3_errstr(rc);
   if (db != nullptr && sqlite3_errcode(db) == rc) message += " (" + std::string(sqlite3_errmsg(db)) + ")";
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw CacheCorrupt(message);
   throw Error(ErrorKind::cache, message);
 }
 }  // namespace
@@ -41,6 +43,7 @@ void Database::exec(const std::string& sql) {
     std::string message = "tilemm: SQLite '" + sql.substr(0, 80) + "' on '" + path_ +
                           "' failed: " + (error != nullptr ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) throw CacheCorrupt(message);
     throw Error(ErrorKind::cache, message);
   }
 }

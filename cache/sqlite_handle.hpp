@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "tilemm/error.hpp"
+
 namespace tilemm::cache {
+
+// The file is not an SQLite database, or its pages are damaged (SQLITE_NOTADB, SQLITE_CORRUPT,
+// or a failed quick_check): the caller may move it aside and start a fresh one.
+class CacheCorrupt : public Error {
+ public:
+  explicit CacheCorrupt(const std::string& message) : Error(ErrorKind::cache, message) {}
+};
 
 class Database {
  public:

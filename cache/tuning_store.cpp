@@ -1,5 +1,7 @@
 #include "tuning_store.hpp"
 
+#include <chrono>
+
 #include "tilemm/error.hpp"
 
 namespace tilemm::cache {
@@ -40,6 +42,15 @@ ALTER TABLE results ADD COLUMN source TEXT NOT NULL DEFAULT 'tuned';
 ALTER TABLE candidates ADD COLUMN spread REAL NOT NULL DEFAULT 0;
 ALTER TABLE candidates ADD COLUMN compile_ms REAL NOT NULL DEFAULT 0;
 )sql";
+
+// Schema 3: leases, so that one process tunes a key while the others wait for its result.
+const char* const kMigrate2To3 = R"sql(
+CREATE TABLE leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
+)sql";
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 const char* const kResultColumns =
     "device_key, m, n, k, problem_class, winner, median_ms, tflops, margin, tuned_at, "
@@ -91,6 +102,13 @@ void read_candidates(const Database& db, StoredEntry& e) {
 TuningStore::TuningStore(const std::string& path) : db_(path) {
   // Reading the schema version is the first real read: a file that is not a database fails here.
   const int version = schema_version();
+  {
+    // A truncated or overwritten file can still have a readable first page.
+    Statement check(db_, "PRAGMA quick_check");
+    const std::string verdict = check.step() ? check.text(0) : "no answer";
+    if (verdict != "ok")
+      throw CacheCorrupt("tilemm: cache '" + path + "' failed SQLite's quick_check: " + verdict);
+  }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +
                                       std::to_string(version) + ", newer than this build's " +
@@ -124,6 +142,10 @@ void TuningStore::migrate() {
   if (version == 1) {
     db_.exec(kMigrate1To2);
     version = 2;
+  }
+  if (version == 2) {
+    db_.exec(kMigrate2To3);
+    version = 3;
   }
   db_.exec("PRAGMA user_version=" + std::to_string(version));
   tx.commit();
@@ -198,9 +220,32 @@ std::int64_t TuningStore::clear() {
     Statement count(db_, "SELECT COUNT(*) FROM results");
     if (count.step()) removed = count.int64(0);
   }
-  db_.exec("DELETE FROM candidates; DELETE FROM results; DELETE FROM cubins;");
+  db_.exec("DELETE FROM candidates; DELETE FROM results; DELETE FROM cubins; DELETE FROM leases;");
   tx.commit();
   return removed;
+}
+
+bool TuningStore::try_acquire_lease(const std::string& key, const std::string& owner,
+                                    double ttl_seconds) {
+  Transaction tx(db_);
+  const double now = unix_now();
+  Statement take(db_,
+                 "INSERT INTO leases (key, owner, expires_at) VALUES (?1, ?2, ?3) "
+                 "ON CONFLICT(key) DO UPDATE SET owner=excluded.owner, expires_at=excluded.expires_at "
+                 "WHERE leases.expires_at < ?4 OR leases.owner = excluded.owner");
+  take.bind(1, key).bind(2, owner).bind(3, now + ttl_seconds).bind(4, now);
+  take.run();
+  Statement holder(db_, "SELECT owner FROM leases WHERE key = ?1");
+  holder.bind(1, key);
+  const bool mine = holder.step() && holder.text(0) == owner;
+  tx.commit();
+  return mine;
+}
+
+void TuningStore::release_lease(const std::string& key, const std::string& owner) {
+  Statement s(db_, "DELETE FROM leases WHERE key = ?1 AND owner = ?2");
+  s.bind(1, key).bind(2, owner);
+  s.run();
 }
 
 std::optional<std::vector<char>> TuningStore::find_cubin(const std::string& arch,

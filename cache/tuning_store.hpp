@@ -40,11 +40,12 @@ bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
 class TuningStore {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the store at `path` (":memory:" for a private one) and migrates older
-  // schemas. Throws tilemm::Error (kind cache) if the file is not a usable database or was
-  // written by a newer schema than this build understands (it is then left untouched).
+  // schemas. Throws CacheCorrupt if the file is not a database or fails SQLite's quick_check,
+  // tilemm::Error (kind cache) if it cannot be opened for writing or was written by a newer
+  // schema than this build understands (it is then left untouched).
   explicit TuningStore(const std::string& path);
 
   std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
@@ -64,6 +65,12 @@ class TuningStore {
                                               const std::string& variant) const;
   void put_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
                  const std::string& variant, const std::vector<char>& image);
+
+  // Cross-process leases, so that one process tunes a key while others wait for its result.
+  // Takes the lease on `key` for `owner` unless another owner holds an unexpired one; true when
+  // `owner` holds it afterwards. Expired leases (a process that died) are taken over.
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl_seconds);
+  void release_lease(const std::string& key, const std::string& owner);
 
   int schema_version() const;
   const std::string& path() const { return db_.path(); }

@@ -10,7 +10,10 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 #include <unordered_map>
+
+#include <unistd.h>
 
 #include "cuda_check.hpp"
 #include "gpu_bench.hpp"
@@ -20,6 +23,7 @@
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
+#include "store_open.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
@@ -145,7 +149,7 @@ class Dispatcher {
     } else if (auto preloaded = preloaded_winner(device, problem)) {
       decision = {&load_winner(device, *preloaded), false};
     } else if (options.policy == TunePolicy::tune_on_miss) {
-      const AutotuneResult result = tune_and_store(device, problem, options);
+      const AutotuneResult result = tune_once(device, problem, options);
       decision = {&load_winner(device, parse_variant(result.winner)), false};
     } else {
       decision = {&load_winner(device, fallback_variant(device, problem)), true};
@@ -167,7 +171,7 @@ class Dispatcher {
       if (auto entry = preloaded_entry(device, problem))
         return to_result(*entry, problem, ResultSource::preloaded);
     }
-    AutotuneResult result = tune_and_store(device, problem, options);
+    AutotuneResult result = tune_once(device, problem, options);
     const Decision decision{&load_winner(device, parse_variant(result.winner)), false};
     std::unique_lock<std::shared_mutex> lock(memo_mutex_);
     memo_[key] = decision;
@@ -187,20 +191,13 @@ class Dispatcher {
            problem_class(p) + ")";
   }
 
-  // The store, opened on first use. A cache that cannot be opened is not fatal: tilemm warns
-  // once and keeps its results in memory for this process.
+  // The store, opened on first use. A cache that cannot be used is never fatal: open_store
+  // moves a damaged file aside or falls back to memory, and says so once.
   cache::TuningStore& store() {
     if (store_) return *store_;
-    const std::string path = cache_path();
-    try {
-      const auto parent = std::filesystem::path(path).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
-      store_ = std::make_unique<cache::TuningStore>(path);
-    } catch (const std::exception& e) {
-      log(LogLevel::warn, "cannot use the cache '" + path + "' (" + e.what() +
-                              "); tuning results are kept in memory for this process only");
-      store_ = std::make_unique<cache::TuningStore>(":memory:");
-    }
+    cache::OpenedStore opened = cache::open_store(cache_path());
+    if (!opened.warning.empty()) log(LogLevel::warn, opened.warning);
+    store_ = std::move(opened.store);
     return *store_;
   }
 
@@ -289,6 +286,65 @@ class Dispatcher {
                         compiled.cubin);
     } catch (const Error& e) {
       log(LogLevel::warn, std::string("could not store a CUBIN: ") + e.what());
+    }
+  }
+
+  // Tunes under a lease in the cache, so that of several processes missing the same key at the
+  // same time one tunes and the others wait for its result. A lease expires, so a process that
+  // died while tuning blocks the key for at most kLeaseSeconds; a waiter gives up after
+  // kMaxWaitSeconds and tunes itself.
+  AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem,
+                           const Options& options) {
+    constexpr double kLeaseSeconds = 300.0;
+    constexpr double kMaxWaitSeconds = 2 * kLeaseSeconds;
+    const std::string key = device.model_key() + "|" + describe(problem);
+    static const std::string owner = [] {
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      return std::string(host) + ":" + std::to_string(getpid());
+    }();
+    const auto start = std::chrono::steady_clock::now();
+    bool announced = false;
+    while (true) {
+      bool mine = true;
+      {
+        std::lock_guard<std::mutex> lock(store_mutex_);
+        try {
+          mine = store().try_acquire_lease(key, owner, kLeaseSeconds);
+        } catch (const Error& e) {
+          log(LogLevel::warn, std::string("cache lease unavailable, tuning without one: ") + e.what());
+        }
+      }
+      if (mine) {
+        struct Release {
+          Dispatcher& d;
+          const std::string& key;
+          ~Release() {
+            std::lock_guard<std::mutex> lock(d.store_mutex_);
+            try {
+              d.store().release_lease(key, owner);
+            } catch (const Error&) {  // it expires on its own
+            }
+          }
+        } release{*this, key};
+        return tune_and_store(device, problem, options);
+      }
+      if (!options.force) {
+        if (auto entry = fresh_entry(device, problem, true))
+          return to_result(*entry, problem, source_of(entry->source));
+      }
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (waited > kMaxWaitSeconds) {
+        log(LogLevel::warn, "waited " + std::to_string(waited) + " s for another process tuning " +
+                                describe(problem) + "; tuning here");
+        return tune_and_store(device, problem, options);
+      }
+      if (!announced) {
+        log(LogLevel::info, "another process is tuning " + describe(problem) + "; waiting for its result");
+        announced = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
 

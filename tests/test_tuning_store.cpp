@@ -171,7 +171,7 @@ TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
       PRAGMA user_version = 1;)sql");
   }
   TuningStore store(path);
-  EXPECT_EQ(store.schema_version(), 2);
+  EXPECT_EQ(store.schema_version(), TuningStore::kSchemaVersion);
   const auto e = store.find("dev", 64, 64, 64, "a4-dense", true);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->winner, "naive");

@@ -1,0 +1,281 @@
+// tilemm-bench: cuBLAS SGEMM (true FP32), the best textbook tiled variant and tilemm's tuned
+// winner, side by side on the same row-major problems, in one process and under one timing
+// harness (CUDA events around each launch, warm-up, median of a time-based number of runs,
+// inputs rotated through copies that together exceed the L2 several times).
+//
+// Usage: tilemm-bench [--sizes 512,1024] [--shapes MxNxK,...] [--csv FILE] [--ms-per-case 200]
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "tilemm/tilemm.hpp"
+#include "tune_cli.hpp"
+
+namespace {
+
+void cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+void cublas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
+}
+
+struct Set {
+  float *A, *B, *C;
+};
+
+class Problem {
+ public:
+  Problem(std::int64_t m, std::int64_t n, std::int64_t k, std::size_t l2_bytes) : M(m), N(n), K(k) {
+    const std::size_t a = static_cast<std::size_t>(M * K), b = static_cast<std::size_t>(K * N),
+                      c = static_cast<std::size_t>(M * N);
+    const std::size_t bytes = (a + b + c) * sizeof(float);
+    std::size_t sets = (4 * l2_bytes + bytes - 1) / bytes;
+    sets = std::clamp<std::size_t>(sets, 1, 64);
+    sets = std::max<std::size_t>(1, std::min(sets, (std::size_t{3} << 30) / bytes));
+    std::mt19937_64 rng(std::random_device{}());
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    host_a.resize(a);
+    host_b.resize(b);
+    for (auto& x : host_a) x = dist(rng);
+    for (auto& x : host_b) x = dist(rng);
+    for (std::size_t i = 0; i < sets; ++i) {
+      Set s{};
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.A), a * sizeof(float)), "cudaMalloc A");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.B), b * sizeof(float)), "cudaMalloc B");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.C), c * sizeof(float)), "cudaMalloc C");
+      cuda(cudaMemcpy(s.A, host_a.data(), a * sizeof(float), cudaMemcpyHostToDevice), "upload A");
+      cuda(cudaMemcpy(s.B, host_b.data(), b * sizeof(float), cudaMemcpyHostToDevice), "upload B");
+      sets_.push_back(s);
+    }
+  }
+  ~Problem() {
+    for (auto& s : sets_) {
+      cudaFree(s.A);
+      cudaFree(s.B);
+      cudaFree(s.C);
+    }
+  }
+  const Set& set(std::size_t i) const { return sets_[i % sets_.size()]; }
+  std::size_t sets() const { return sets_.size(); }
+  std::vector<float> download_c0() const {
+    std::vector<float> c(static_cast<std::size_t>(M * N));
+    cuda(cudaMemcpy(c.data(), sets_[0].C, c.size() * sizeof(float), cudaMemcpyDeviceToHost), "download C");
+    return c;
+  }
+  const std::int64_t M, N, K;
+  std::vector<float> host_a, host_b;
+
+ private:
+  std::vector<Set> sets_;
+};
+
+// Median milliseconds of `launch(set)` over a time-based number of runs.
+double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms) {
+  for (int i = 0; i < 3; ++i) launch(p.set(i));
+  cuda(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t probe[2];
+  cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
+  cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
+  cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
+  for (int i = 0; i < 3; ++i) launch(p.set(3 + i));
+  cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
+  cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
+  float probe_ms = 0;
+  cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
+  cudaEventDestroy(probe[0]);
+  cudaEventDestroy(probe[1]);
+  const int runs = std::clamp(static_cast<int>(budget_ms / std::max(probe_ms / 3.0f, 1e-3f)), 20, 1000);
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(runs));
+  for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < runs; ++i) {
+    cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
+    launch(p.set(static_cast<std::size_t>(6 + i)));
+    cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
+  }
+  cuda(cudaDeviceSynchronize(), "timed runs");
+  std::vector<float> ms(static_cast<std::size_t>(runs));
+  for (int i = 0; i < runs; ++i) cuda(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+  for (auto& e : events) cudaEventDestroy(e);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Error of C against a float64 reference on a sample of rows: ||C - R||_F / ||R||_F.
+struct SampledReference {
+  std::vector<std::int64_t> rows;
+  std::vector<double> values;  // rows.size() x N
+};
+
+SampledReference sampled_reference(const Problem& p, int count) {
+  SampledReference r;
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < count && i < p.M; ++i)
+    r.rows.push_back(count >= p.M ? i : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.M)));
+  r.values.assign(r.rows.size() * static_cast<std::size_t>(p.N), 0.0);
+  auto work = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t t = begin; t < end; ++t) {
+      double* out = &r.values[t * static_cast<std::size_t>(p.N)];
+      const float* a = &p.host_a[static_cast<std::size_t>(r.rows[t] * p.K)];
+      for (std::int64_t k = 0; k < p.K; ++k) {
+        const double av = a[k];
+        const float* b = &p.host_b[static_cast<std::size_t>(k * p.N)];
+        for (std::int64_t j = 0; j < p.N; ++j) out[j] += av * b[j];
+      }
+    }
+  };
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back(work, r.rows.size() * t / threads, r.rows.size() * (t + 1) / threads);
+  for (auto& t : pool) t.join();
+  return r;
+}
+
+double relative_error(const std::vector<float>& c, const SampledReference& ref, std::int64_t N) {
+  double diff = 0, norm = 0;
+  for (std::size_t t = 0; t < ref.rows.size(); ++t)
+    for (std::int64_t j = 0; j < N; ++j) {
+      const double want = ref.values[t * static_cast<std::size_t>(N) + static_cast<std::size_t>(j)];
+      const double got = c[static_cast<std::size_t>(ref.rows[t] * N + j)];
+      diff += (got - want) * (got - want);
+      norm += want * want;
+    }
+  return std::isfinite(diff) ? std::sqrt(diff / std::max(norm, 1e-300)) : INFINITY;
+}
+
+struct Row {
+  std::string shape, contender, variant;
+  double ms, tflops, peak_pct, vs_cublas, rel_err;
+  bool agrees_with_cublas;
+  double err_vs_cublas = 1.0;  // rel_err / cuBLAS's rel_err: the target is <= 2
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tilemm against cuBLAS FP32 on this GPU", "tilemm-bench"};
+  std::string sizes = "512,1000,1024,2048,3000,4096,4097,8192", shapes, csv = "tilemm-bench.csv";
+  double budget_ms = 200;
+  app.add_option("--sizes", sizes, "Square sizes");
+  app.add_option("--shapes", shapes, "Shapes as MxNxK");
+  app.add_option("--csv", csv, "CSV output file");
+  app.add_option("--ms-per-case", budget_ms, "Timed milliseconds per contender and shape");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::vector<tilemm::cli::Shape> todo;
+    if (!sizes.empty() && shapes.empty()) todo = tilemm::cli::parse_sizes(sizes);
+    if (!shapes.empty()) todo = tilemm::cli::parse_shapes(shapes);
+    if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
+    const tilemm::DeviceInfo& device = tilemm::current_device();
+    const double peak = device.fp32_peak_tflops();
+    cublasHandle_t handle;
+    cublas(cublasCreate(&handle), "cublasCreate");
+    // True FP32: no TF32 or other reduced-precision shortcuts.
+    cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+
+    std::vector<Row> rows;
+    std::vector<double> ratios;
+    for (const auto& [m, n, k] : todo) {
+      const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      std::fprintf(stderr, "%s: tuning...\n", shape.c_str());
+      const tilemm::AutotuneResult tuned = tilemm::autotune(m, n, k);
+      Problem p(m, n, k, device.l2_bytes);
+      const float one = 1.0f, zero = 0.0f;
+      // Row-major C = A B is column-major C^T = B^T A^T.
+      auto run_cublas = [&](const Set& s) {
+        cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                           static_cast<int>(k), &one, s.B, static_cast<int>(n), s.A,
+                           static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
+               "cublasSgemm");
+      };
+      auto args_for = [&](const Set& s) {
+        tilemm::GemmArgs a;
+        a.M = m;
+        a.N = n;
+        a.K = k;
+        a.A = s.A;
+        a.lda = k;
+        a.B = s.B;
+        a.ldb = n;
+        a.C = s.C;
+        a.ldc = n;
+        return a;
+      };
+      const auto ref = sampled_reference(p, 48);
+
+      // cuBLAS first: its result is what the others are checked against.
+      const double cublas_ms = time_ms(p, run_cublas, budget_ms);
+      run_cublas(p.set(0));
+      cuda(cudaDeviceSynchronize(), "cuBLAS");
+      const auto c_cublas = p.download_c0();
+      const double cublas_err = relative_error(c_cublas, ref, n);
+
+      // Best textbook tile: every tiled variant timed, the fastest reported.
+      std::string best_tiled;
+      double best_tiled_ms = INFINITY;
+      for (const auto& v : tilemm::variant_space("tiled")) {
+        const double ms = time_ms(p, [&](const Set& s) { tilemm::run_variant(v, args_for(s)); }, budget_ms / 4);
+        if (ms < best_tiled_ms) {
+          best_tiled_ms = ms;
+          best_tiled = tilemm::variant_name(v);
+        }
+      }
+      const tilemm::Variant tiled = tilemm::parse_variant(best_tiled);
+      const double tiled_ms = time_ms(p, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); }, budget_ms);
+
+      const double tilemm_ms = time_ms(p, [&](const Set& s) { tilemm::gemm(args_for(s)); }, budget_ms);
+
+      auto check = [&](const std::string& contender, const std::string& variant, double ms,
+                       const std::function<void(const Set&)>& run) {
+        cuda(cudaMemset(p.set(0).C, 0xFF, static_cast<std::size_t>(m * n) * sizeof(float)), "poison C");
+        run(p.set(0));
+        cuda(cudaDeviceSynchronize(), contender.c_str());
+        const auto c = p.download_c0();
+        double worst = 0;  // largest difference to cuBLAS, relative to the K-scaled FP32 bound
+        for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::isfinite(c[i]) ? std::fabs(double(c[i]) - c_cublas[i]) : INFINITY);
+        const double bound = 2.0 * double(k + 3) * std::ldexp(1.0, -24) * double(k);  // |a|,|b| <= 1
+        const double tf = 2.0 * double(m) * double(n) * double(k) / (ms * 1e-3) / 1e12;
+        rows.push_back({shape, contender, variant, ms, tf, 100 * tf / peak, cublas_ms / ms,
+                        relative_error(c, ref, n), worst <= bound, 1.0});
+      };
+      check("cublas_fp32", "cublasSgemm pedantic", cublas_ms, run_cublas);
+      check("best_tiled", best_tiled, tiled_ms, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); });
+      check("tilemm", tuned.winner, tilemm_ms, [&](const Set& s) { tilemm::gemm(args_for(s)); });
+      for (auto it = rows.end() - 3; it != rows.end(); ++it) it->err_vs_cublas = it->rel_err / cublas_err;
+      ratios.push_back(cublas_ms / tilemm_ms);
+    }
+    cublasDestroy(handle);
+
+    std::ofstream out(csv);
+    out << "shape,contender,variant,median_ms,tflops,peak_pct,cublas_over_this,rel_err_fp64,err_over_cublas_err,agrees_with_cublas\n";
+    std::printf("%-16s %-12s %-48s %10s %8s %7s %9s %9s %8s %s\n", "shape", "contender", "variant",
+                "median ms", "TFLOP/s", "% peak", "cuBLAS/x", "rel err", "err/cuBL", "vs cuBLAS");
+    for (const auto& r : rows) {
+      out << r.shape << "," << r.contender << "," << r.variant << "," << r.ms << "," << r.tflops << ","
+          << r.peak_pct << "," << r.vs_cublas << "," << r.rel_err << "," << r.err_vs_cublas << ","
+          << (r.agrees_with_cublas ? "yes" : "no") << "\n";
+      std::printf("%-16s %-12s %-48s %10.4f %8.2f %6.1f%% %9.3f %9.2e %8.2f %s\n", r.shape.c_str(),
+                  r.contender.c_str(), r.variant.c_str(), r.ms, r.tflops, r.peak_pct, r.vs_cublas,
+                  r.rel_err, r.err_vs_cublas, r.agrees_with_cublas ? "ok" : "MISMATCH");
+    }
+    double log_sum = 0;
+    for (double r : ratios) log_sum += std::log(r);
+    std::printf("geomean cuBLAS time / tilemm time over %zu shapes: %.3f\n", ratios.size(),
+                std::exp(log_sum / double(ratios.size())));
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilemm-bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,157 @@
+// Damaged and unusable cache locations never stop the application.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "store_open.hpp"
+#include "temp_dir.hpp"
+
+namespace tilemm::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+StoredEntry tiny_entry(std::int64_t m) {
+  StoredEntry e;
+  e.device_key = "dev|sm_90|1sm|1MiB";
+  e.M = m;
+  e.N = e.K = 8;
+  e.problem_class = "a4-dense";
+  e.winner = "naive";
+  e.median_ms = 1;
+  e.tuned_at = "2026-11-29T00:00:00Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"0123456789abcdef", 1, 1};
+  e.arch = "sm_90";
+  return e;
+}
+
+std::vector<std::string> files_starting_with(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& f : fs::directory_iterator(dir))
+    if (f.path().filename().string().rfind(prefix, 0) == 0) out.push_back(f.path().filename().string());
+  return out;
+}
+
+TEST(StoreOpen, GarbageFileIsMovedAsideAndReplacedWithOneWarning) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  std::ofstream(path) << std::string(5000, 'g');
+  const OpenedStore opened = open_store(path);
+  ASSERT_TRUE(opened.store);
+  EXPECT_TRUE(opened.persistent);
+  EXPECT_NE(opened.warning.find("moved it to"), std::string::npos) << opened.warning;
+  EXPECT_EQ(opened.warning.find('\n'), std::string::npos);
+  opened.store->put(tiny_entry(1));  // the fresh store works
+  const auto aside = files_starting_with(fs::path(path).parent_path().string(), "tuning.db.corrupt-");
+  ASSERT_EQ(aside.size(), 1u);
+  std::ifstream moved(dir.file(aside[0]));
+  std::string content((std::istreambuf_iterator<char>(moved)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, std::string(5000, 'g'));  // the user's file is kept, not deleted
+}
+
+TEST(StoreOpen, TruncatedDatabaseIsDetectedAndReplaced) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  {
+    TuningStore store(path);
+    std::vector<StoredEntry> many;
+    for (int i = 1; i <= 300; ++i) many.push_back(tiny_entry(i));
+    store.put_all(many);
+    store.put_cubin("sm_90", 1, "h", "naive", std::vector<char>(200000, 'c'));
+  }
+  {
+    TuningStore checkpoint(path);  // fold the WAL into the main file before truncating it
+  }
+  fs::remove(path + "-wal");
+  fs::remove(path + "-shm");
+  const auto size = fs::file_size(path);
+  ASSERT_GT(size, 8192u);
+  fs::resize_file(path, size / 3);
+  const OpenedStore opened = open_store(path);
+  ASSERT_TRUE(opened.store);
+  EXPECT_TRUE(opened.persistent);
+  EXPECT_NE(opened.warning.find("damaged"), std::string::npos) << opened.warning;
+  EXPECT_TRUE(opened.store->list().empty());
+}
+
+TEST(StoreOpen, UnwritableLocationGivesAnInMemoryStoreAndAWarning) {
+  // A path below a regular file cannot be created by anyone, root included.
+  testing::TempDir dir;
+  std::ofstream(dir.file("not-a-folder")) << "x";
+  const OpenedStore opened = open_store(dir.file("not-a-folder/tuning.db"));
+  ASSERT_TRUE(opened.store);
+  EXPECT_FALSE(opened.persistent);
+  EXPECT_NE(opened.warning.find("in memory"), std::string::npos) << opened.warning;
+  opened.store->put(tiny_entry(3));
+  EXPECT_EQ(opened.store->list().size(), 1u);
+}
+
+TEST(StoreOpen, NewerSchemaGivesMemoryAndLeavesTheFileAlone) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  {
+    Database db(path);
+    db.exec("PRAGMA user_version = 42;");
+  }
+  const auto before = fs::file_size(path);
+  const OpenedStore opened = open_store(path);
+  EXPECT_FALSE(opened.persistent);
+  EXPECT_NE(opened.warning.find("newer"), std::string::npos) << opened.warning;
+  EXPECT_EQ(fs::file_size(path), before);
+  EXPECT_TRUE(files_starting_with(dir.file(""), "tuning.db.corrupt-").empty());
+}
+
+TEST(Leases, OneOwnerAtATimeUntilReleaseOrExpiry) {
+  testing::TempDir dir;
+  TuningStore a(dir.file("t.db"));
+  TuningStore b(dir.file("t.db"));
+  EXPECT_TRUE(a.try_acquire_lease("k", "proc-a", 60));
+  EXPECT_FALSE(b.try_acquire_lease("k", "proc-b", 60));
+  EXPECT_TRUE(a.try_acquire_lease("k", "proc-a", 60));  // re-entrant for its owner
+  EXPECT_TRUE(b.try_acquire_lease("other", "proc-b", 60));
+  a.release_lease("k", "proc-a");
+  EXPECT_TRUE(b.try_acquire_lease("k", "proc-b", 0.2));
+  EXPECT_FALSE(a.try_acquire_lease("k", "proc-a", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // proc-b "died"
+  EXPECT_TRUE(a.try_acquire_lease("k", "proc-a", 60));
+}
+
+TEST(Leases, SixteenProcessesRaceForOneKeyAndExactlyOneWins) {
+  testing::TempDir dir;
+  const std::string path = dir.file("t.db");
+  { TuningStore init(path); }
+  std::vector<pid_t> children;
+  for (int p = 0; p < 16; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 3;
+      try {
+        TuningStore store(path);
+        code = store.try_acquire_lease("shape", "proc-" + std::to_string(p), 60) ? 0 : 1;
+      } catch (...) {
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  int winners = 0, losers = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    winners += WEXITSTATUS(status) == 0;
+    losers += WEXITSTATUS(status) == 1;
+  }
+  EXPECT_EQ(winners, 1);
+  EXPECT_EQ(losers, 15);
+}
+
+}  // namespace
+}  // namespace tilemm::cache
