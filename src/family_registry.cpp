@@ -54,6 +54,7 @@ const std::vector<Family>& families() {
        tiled_geometry,
        tiled_shared,
        no_alignment},
+      warptile_family(),
   };
   return all;
 }

@@ -42,6 +42,9 @@ struct Family {
 
 const std::vector<Family>& families();
 
+// The register-blocked warp-tiled family (src/family_warptile.cpp), an entry of families().
+Family warptile_family();
+
 // The family called `name`; throws tilemm::InvalidArgument("family") when there is none.
 const Family& find_family(const std::string& name);
 

@@ -23,10 +23,22 @@ DeviceInfo synthetic_h200() {
 TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
   const auto device = synthetic_h200();
   for (const auto& v : variant_space()) {
-    const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 1));
+    const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 4));
     EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
     EXPECT_TRUE(verdict.reason.empty());
   }
+}
+
+TEST(CanRun, OnlyFloat4VariantsNeedAlignmentFour) {
+  const auto device = synthetic_h200();
+  const Problem unaligned = Problem::dense(1000, 1000, 1000, 1);
+  EXPECT_TRUE(can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v1"), device,
+                      unaligned)
+                  .ok);
+  const Verdict verdict =
+      can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v4"), device, unaligned);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("aligned to 4 floats"), std::string::npos) << verdict.reason;
 }
 
 TEST(CanRun, RejectsMoreThreadsPerBlockThanTheDeviceAllows) {

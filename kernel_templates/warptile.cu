@@ -1,0 +1,280 @@
+// warptile: the register-blocked SGEMM that closes the gap to cuBLAS at medium and large sizes.
+// Over `tiled` it adds, in the order they pay on the H200 (GUIDE.md section 2):
+//  - a BM x BN block tile split into WM x WN warp tiles, each thread computing several TM x TN
+//    sub-tiles as outer products in registers, so every float read from shared memory feeds
+//    WN/32*TN (for A) or WM/TN (for B) FMAs;
+//  - A stored transposed in shared memory (As[BK][BM + 4]) so that both fragments of the inner
+//    loop are 128-bit shared loads (LDS.128) of contiguous floats;
+//  - two shared-memory stages with register-staged prefetch: the next K tile's global loads are in
+//    flight while the current one is multiplied, and there is one barrier per K tile;
+//  - 128-bit global loads and stores (VEC == 4) for problems of alignment class 4.
+// Expected to win (the tuner measures it) once M x N gives every SM at least one block, roughly
+// M*N >= 132*BM*BN: the 64x64 and 128x64 tiles serve N ~ 1000, the 128x128 and 256x128 ones N >=
+// 2048. No block swizzle: at N = 4096 one wave of 264 blocks streams B (64 MB) once in ~16 us
+// against ~0.7 ms of FMAs, so L2 reuse across blocks is not what limits it.
+//
+// Edge tiles load zeros out of range and guard their stores, so every M, N, K >= 0 and every
+// leading dimension >= the row length is correct. A float4 that would cross the edge of the
+// matrix falls back to guarded scalar accesses, so VEC == 4 needs only what alignment class 4
+// guarantees: A, B, C 16-byte aligned and lda, ldb, ldc multiples of 4.
+#ifndef TILEMM_KERNEL_NAME
+#define TILEMM_KERNEL_NAME warptile
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 32
+#endif
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 4
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+
+// Derived, not a parameter: one warp per warp tile.
+#define NTHREADS ((BM / WM) * (BN / WN) * 32)
+
+// The lanes of a warp form a TN x (32/TN) grid over one warp sub-tile. One fragment LDS.128 then
+// reads TN distinct float4 of A, TM floats apart, or 32/TN of B, TN floats apart (the other lanes
+// get broadcasts); with TM * TN <= 32 either set spans at most 32 consecutive floats, every bank
+// at most once: one conflict-free wavefront.
+constexpr int kLanesN = 32 / TN;
+constexpr int kLanesM = 32 / kLanesN;
+constexpr int kSubM = kLanesM * TM;  // rows of a warp sub-tile
+constexpr int kSubN = kLanesN * TN;  // columns of a warp sub-tile (always 32)
+constexpr int kIterM = WM / kSubM;   // sub-tiles per warp tile along M
+constexpr int kIterN = WN / kSubN;   // ... along N
+constexpr int kThreadM = kIterM * TM;  // rows of C per thread
+constexpr int kThreadN = kIterN * TN;  // columns of C per thread
+
+// As rows are padded by 4 floats: one transposing store of a warp writes As[k][m] into BK/4 k
+// rows 4 apart (row-wise global loads keep A coalesced), and with BM a multiple of 32 those rows
+// would start in the same bank. The pad shifts them by 16 banks: conflict-free at BK = 8, 2-way
+// instead of 4-way at BK = 16. 4, not 1, so every row stays 16-byte aligned for LDS.128.
+constexpr int kAStride = BM + 4;
+constexpr int kAStage = BK * kAStride;
+constexpr int kBStage = BK * BN;
+
+// Global -> shared loads: each thread moves VEC consecutive floats of one row per load.
+constexpr int kAVecsPerRow = BK / VEC;
+constexpr int kARowsPerPass = NTHREADS / kAVecsPerRow;
+constexpr int kALoads = BM / kARowsPerPass;
+constexpr int kBVecsPerRow = BN / VEC;
+constexpr int kBRowsPerPass = NTHREADS / kBVecsPerRow;
+constexpr int kBLoads = BK / kBRowsPerPass;
+
+static_assert(VEC == 1 || VEC == 4, "VEC is 1 (scalar, any alignment) or 4 (float4 accesses)");
+static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WM x WN must divide the block tile");
+static_assert(NTHREADS == 128 || NTHREADS == 256,
+              "(BM/WM) * (BN/WN) warps must be 4 or 8: 128 or 256 threads per block");
+static_assert(BM / WM >= 2 && BN / WN >= 2,
+              "at least 2 warps along M and along N: a 1-wide warp arrangement makes an elongated "
+              "block tile that reuses one operand less for the same shared memory");
+static_assert(NTHREADS == 128 || WM * WN / 32 >= 64,
+              "256 threads need >= 64 outputs per thread: 8 warps of 32 outputs compute the same "
+              "tile as 4 warps of 64 with half the register reuse");
+static_assert(WM * WN / 32 <= 128,
+              "at most 128 accumulators per thread: more spill out of the 255 registers");
+static_assert(TM == 4 || TM == 8, "TM is 4 or 8: a multiple of 4 for LDS.128 fragments");
+static_assert(TN == 4 || TN == 8, "TN is 4 or 8: a multiple of 4 for LDS.128, and divides 32");
+static_assert(TM * TN <= 32,
+              "TM * TN <= 32: larger thread sub-tiles spread one fragment load over more than 32 "
+              "banks, a 2-way shared-memory bank conflict");
+static_assert(TN == 4 || WM > WN,
+              "TN = 8 only for tall warp tiles (WM > WN), the one case where it needs fewer "
+              "fragment loads per k (WM/TN + WN*TN/32 floats) than TN = 4");
+static_assert(WM % kSubM == 0, "WM must be a multiple of the warp sub-tile height TN * TM");
+static_assert(WN % kSubN == 0, "WN must be a multiple of the warp sub-tile width 32");
+static_assert(BK % VEC == 0 && BK % 4 == 0, "BK must be a multiple of 4 (and of VEC)");
+static_assert(NTHREADS % kAVecsPerRow == 0 && BM % kARowsPerPass == 0,
+              "the A tile (BM x BK) must split into whole rows evenly among the threads");
+static_assert(NTHREADS % kBVecsPerRow == 0 && BK % kBRowsPerPass == 0,
+              "the B tile (BK x BN) must split into whole rows evenly among the threads");
+
+// VEC consecutive floats from `src`, of which only the first `valid` (may be <= 0) are inside
+// the matrix; the rest are zeros, which add nothing to the dot products.
+static __device__ __forceinline__ void load_run(float* dst, const float* src, int valid) {
+  if constexpr (VEC == 4) {
+    if (valid >= 4) {
+      const float4 v = *reinterpret_cast<const float4*>(src);
+      dst[0] = v.x;
+      dst[1] = v.y;
+      dst[2] = v.z;
+      dst[3] = v.w;
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) dst[e] = e < valid ? src[e] : 0.0f;
+}
+
+static __device__ __forceinline__ float scale(float alpha, float acc, float beta, const float* c) {
+  return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS)
+TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
+                   const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
+                   long long ldc) {
+  // Dynamic, so that tiles above the 48 KiB static limit work (the loader opts in).
+  extern __shared__ float4 smem4[];
+  float* const As = reinterpret_cast<float*>(smem4);  // [2][BK][kAStride]
+  float* const Bs = As + 2 * kAStage;                  // [2][BK][BN]
+
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.y * BM;
+  const int n0 = blockIdx.x * BN;
+  // Remaining extents instead of m0 + row < M: no int overflow for N or K near 2^31.
+  const int rem_m = M - m0;
+  const int rem_n = N - n0;
+
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int frag_m = (warp / (BN / WN)) * WM + (lane / kLanesN) * TM;
+  const int frag_n = (warp % (BN / WN)) * WN + (lane % kLanesN) * TN;
+
+  const int a_row = tid / kAVecsPerRow;
+  const int a_col = (tid % kAVecsPerRow) * VEC;
+  const int b_row = tid / kBVecsPerRow;
+  const int b_col = (tid % kBVecsPerRow) * VEC;
+  // Rows beyond M or K are never dereferenced; the pointers only advance.
+  const float* a_src = A + static_cast<long long>(m0 + a_row) * lda + a_col;
+  const float* b_src = B + static_cast<long long>(b_row) * ldb + n0 + b_col;
+
+  float a_stage[kALoads * VEC];
+  float b_stage[kBLoads * VEC];
+  // In-range extents seen from this thread's first load: fewer live registers than the parts.
+  const int a_rows_left = rem_m - a_row;
+  const int b_cols_left = rem_n - b_col;
+  auto load_tile = [&](int k0) {
+    const int a_cols_left = K - k0 - a_col;
+    const int b_rows_left = K - k0 - b_row;
+#pragma unroll
+    for (int p = 0; p < kALoads; ++p)
+      load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
+               p * kARowsPerPass < a_rows_left ? a_cols_left : 0);
+#pragma unroll
+    for (int p = 0; p < kBLoads; ++p)
+      load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
+               p * kBRowsPerPass < b_rows_left ? b_cols_left : 0);
+    a_src += BK;
+    b_src += BK * ldb;
+  };
+  auto store_tile = [&](int stage) {
+    float* as = As + stage * kAStage;
+    float* bs = Bs + stage * kBStage;
+#pragma unroll
+    for (int p = 0; p < kALoads; ++p)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e)
+        as[(a_col + e) * kAStride + a_row + p * kARowsPerPass] = a_stage[p * VEC + e];
+#pragma unroll
+    for (int p = 0; p < kBLoads; ++p) {
+      float* dst = bs + (b_row + p * kBRowsPerPass) * BN + b_col;
+      if constexpr (VEC == 4)
+        *reinterpret_cast<float4*>(dst) = make_float4(b_stage[p * 4], b_stage[p * 4 + 1],
+                                                      b_stage[p * 4 + 2], b_stage[p * 4 + 3]);
+      else
+        *dst = b_stage[p];
+    }
+  };
+
+  float acc[kThreadM][kThreadN] = {};
+  const int k_tiles = K / BK + (K % BK != 0);  // not (K + BK - 1) / BK: K may be near 2^31
+  if (k_tiles > 0) {
+    load_tile(0);
+    store_tile(0);
+    __syncthreads();  // stage 0 is complete before anyone reads it
+  }
+  for (int t = 0; t < k_tiles; ++t) {
+    const int stage = t & 1;
+    const bool more = t + 1 < k_tiles;  // the same in every thread: the barrier below is uniform
+    // Issued now, consumed after the FMAs below: the global latency hides behind them.
+    if (more) load_tile((t + 1) * BK);
+
+    const float* as = As + stage * kAStage + frag_m;
+    const float* bs = Bs + stage * kBStage + frag_n;
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[kThreadM];
+      float b[kThreadN];
+#pragma unroll
+      for (int i = 0; i < kIterM; ++i)
+#pragma unroll
+        for (int q = 0; q < TM; q += 4) {
+          const float4 v = *reinterpret_cast<const float4*>(as + k * kAStride + i * kSubM + q);
+          a[i * TM + q] = v.x;
+          a[i * TM + q + 1] = v.y;
+          a[i * TM + q + 2] = v.z;
+          a[i * TM + q + 3] = v.w;
+        }
+#pragma unroll
+      for (int j = 0; j < kIterN; ++j)
+#pragma unroll
+        for (int q = 0; q < TN; q += 4) {
+          const float4 v = *reinterpret_cast<const float4*>(bs + k * BN + j * kSubN + q);
+          b[j * TN + q] = v.x;
+          b[j * TN + q + 1] = v.y;
+          b[j * TN + q + 2] = v.z;
+          b[j * TN + q + 3] = v.w;
+        }
+#pragma unroll
+      for (int i = 0; i < kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < kThreadN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+
+    if (more) {
+      // The other stage was last read in iteration t - 1, and every thread has passed that
+      // iteration's barrier, so it is free; this stage is only read, never written, here.
+      store_tile(stage ^ 1);
+      __syncthreads();  // stage ^ 1 is complete before iteration t + 1 reads it
+    }
+  }
+
+#pragma unroll
+  for (int i = 0; i < kIterM; ++i)
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+      const int row = frag_m + i * kSubM + r;
+      if (row >= rem_m) continue;
+      float* c_row = C + static_cast<long long>(m0 + row) * ldc + n0;
+#pragma unroll
+      for (int j = 0; j < kIterN; ++j)
+#pragma unroll
+        for (int q = 0; q < TN; q += 4) {
+          const int col = frag_n + j * kSubN + q;
+          const float* v = &acc[i * TM + r][j * TN + q];
+          float* c = c_row + col;
+          if (VEC == 4 && col + 4 <= rem_n) {
+            float4 out;
+            if (beta == 0.0f) {  // C is not read: it may hold NaN
+              out = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
+            } else {
+              const float4 old = *reinterpret_cast<const float4*>(c);
+              out = make_float4(fmaf(alpha, v[0], beta * old.x), fmaf(alpha, v[1], beta * old.y),
+                                fmaf(alpha, v[2], beta * old.z), fmaf(alpha, v[3], beta * old.w));
+            }
+            *reinterpret_cast<float4*>(c) = out;
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (col + e < rem_n) c[e] = scale(alpha, v[e], beta, c + e);
+          }
+        }
+    }
+}

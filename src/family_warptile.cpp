@@ -1,0 +1,118 @@
+// The warptile family (kernel_templates/warptile.cu): block, warp and thread tiles, VEC-wide
+// global accesses. check() is the template's static_asserts, one for one and with the same
+// reasons, so the space never holds a variant that fails to compile.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "family_registry.hpp"
+
+namespace tilemm::detail {
+namespace {
+
+struct Tiles {
+  int bm, bn, bk, wm, wn, tm, tn, vec;
+  explicit Tiles(const Variant& v)
+      : bm(v.param("bm")),
+        bn(v.param("bn")),
+        bk(v.param("bk")),
+        wm(v.param("wm")),
+        wn(v.param("wn")),
+        tm(v.param("tm")),
+        tn(v.param("tn")),
+        vec(v.param("v")) {}
+  // Only meaningful once check() has passed.
+  int threads() const { return (bm / wm) * (bn / wn) * 32; }
+};
+
+std::string check(const Variant& v) {
+  const Tiles t(v);
+  if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.wm <= 0 || t.wn <= 0 || t.tm <= 0 || t.tn <= 0)
+    return "every tile size must be positive";
+  if (t.vec != 1 && t.vec != 4)
+    return "VEC is 1 (scalar, any alignment) or 4 (float4 accesses)";
+  if (t.bm % t.wm != 0 || t.bn % t.wn != 0)
+    return "the warp tile WM x WN must divide the block tile";
+  const int threads = t.threads();
+  if (threads != 128 && threads != 256)
+    return "(BM/WM) * (BN/WN) warps must be 4 or 8: 128 or 256 threads per block";
+  if (t.bm / t.wm < 2 || t.bn / t.wn < 2)
+    return "at least 2 warps along M and along N: a 1-wide warp arrangement makes an elongated "
+           "block tile that reuses one operand less for the same shared memory";
+  const int outputs = t.wm * t.wn / 32;
+  if (threads != 128 && outputs < 64)
+    return "256 threads need >= 64 outputs per thread: 8 warps of 32 outputs compute the same "
+           "tile as 4 warps of 64 with half the register reuse";
+  if (outputs > 128)
+    return "at most 128 accumulators per thread: more spill out of the 255 registers";
+  if (t.tm != 4 && t.tm != 8) return "TM is 4 or 8: a multiple of 4 for LDS.128 fragments";
+  if (t.tn != 4 && t.tn != 8) return "TN is 4 or 8: a multiple of 4 for LDS.128, and divides 32";
+  if (t.tm * t.tn > 32)
+    return "TM * TN <= 32: larger thread sub-tiles spread one fragment load over more than 32 "
+           "banks, a 2-way shared-memory bank conflict";
+  if (t.tn != 4 && t.wm <= t.wn)
+    return "TN = 8 only for tall warp tiles (WM > WN), the one case where it needs fewer "
+           "fragment loads per k (WM/TN + WN*TN/32 floats) than TN = 4";
+  // The lanes of a warp form a TN x (32/TN) grid: sub-tiles are (TN*TM) x 32.
+  if (t.wm % (t.tn * t.tm) != 0)
+    return "WM must be a multiple of the warp sub-tile height TN * TM";
+  if (t.wn % 32 != 0) return "WN must be a multiple of the warp sub-tile width 32";
+  if (t.bk % t.vec != 0 || t.bk % 4 != 0) return "BK must be a multiple of 4 (and of VEC)";
+  const int a_vecs_per_row = t.bk / t.vec;
+  if (threads % a_vecs_per_row != 0 || t.bm % (threads / a_vecs_per_row) != 0)
+    return "the A tile (BM x BK) must split into whole rows evenly among the threads";
+  const int b_vecs_per_row = t.bn / t.vec;
+  if (threads % b_vecs_per_row != 0 || t.bk % (threads / b_vecs_per_row) != 0)
+    return "the B tile (BK x BN) must split into whole rows evenly among the threads";
+  return {};
+}
+
+// Two stages of As[BK][BM + 4] and Bs[BK][BN], all dynamic shared memory.
+std::size_t shared_bytes(const Variant& v) {
+  const Tiles t(v);
+  return 2 * static_cast<std::size_t>(t.bk) * static_cast<std::size_t>(t.bm + 4 + t.bn) *
+         sizeof(float);
+}
+
+std::uint64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return static_cast<std::uint64_t>((a + b - 1) / b);
+}
+
+LaunchGeometry geometry(const Variant& v, const Problem& p) {
+  const Tiles t(v);
+  LaunchGeometry g;
+  g.grid_x64 = ceil_div(p.N, t.bn);
+  g.grid_y64 = ceil_div(p.M, t.bm);
+  g.grid[0] = static_cast<unsigned>(g.grid_x64);
+  g.grid[1] = static_cast<unsigned>(g.grid_y64);
+  g.block[0] = static_cast<unsigned>(t.threads());
+  g.dynamic_shared_bytes = shared_bytes(v);
+  return g;
+}
+
+int alignment(const Variant& v) { return v.param("v"); }
+
+}  // namespace
+
+Family warptile_family() {
+  // 8 (block, warp) tilings pass check(): 64x64 with 32x32 warps; 64x128, 128x64 and 128x128
+  // with 4 warps; 128x128 with 64x32 or 32x64 warps, 256x64 and 256x128 with 8 warps. Times the
+  // thread sub-tiles 4x4 and 8x4 (plus 4x8 for tall warps), two BK and two VEC: 76, less the 3
+  // of 256x64 BK 8 VEC 4, whose B tile has fewer float4 than the block has threads: 73 variants.
+  return {"warptile",
+          "warptile.cu",
+          {{"bm", "BM", {64, 128, 256}},
+           {"bn", "BN", {64, 128}},
+           {"bk", "BK", {8, 16}},
+           {"wm", "WM", {32, 64}},
+           {"wn", "WN", {32, 64}},
+           {"tm", "TM", {4, 8}},
+           {"tn", "TN", {4, 8}},
+           {"v", "VEC", {1, 4}}},
+          check,
+          geometry,
+          shared_bytes,
+          alignment};
+}
+
+}  // namespace tilemm::detail
