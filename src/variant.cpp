@@ -133,6 +133,10 @@ Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int align
   p.lda = K > 0 ? K : 1;
   p.ldb = N > 0 ? N : 1;
   p.ldc = p.ldb;
+  // The class can only be as good as the leading dimensions allow: rows of a 129-wide matrix
+  // start at every alignment, whatever the base pointer's.
+  while (alignment > 1 && (p.lda % alignment != 0 || p.ldb % alignment != 0))
+    alignment /= 2;
   p.alignment = alignment;
   return p;
 }

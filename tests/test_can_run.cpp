@@ -75,6 +75,13 @@ TEST(CanRun, RejectsAnUnknownFamilyAndAWrongParameterCount) {
   EXPECT_FALSE(can_run(Variant{"tiled", {{"t", 32}}}, device, Problem::square(64)).ok);
 }
 
+TEST(CanRun, DenseProblemsTakeTheAlignmentTheirLeadingDimensionsAllow) {
+  EXPECT_EQ(Problem::dense(96, 80, 72).alignment, 4);
+  EXPECT_EQ(Problem::dense(257, 255, 129).alignment, 1);
+  EXPECT_EQ(Problem::dense(64, 66, 64).alignment, 2);
+  EXPECT_EQ(Problem::dense(64, 64, 64, 1).alignment, 1);
+}
+
 TEST(CanRun, AlignmentClassFollowsPointersAndLeadingDimensions) {
   alignas(16) static float buffer[64];
   EXPECT_EQ(alignment_class(buffer, buffer, buffer, 8, 8, 8), 4);

@@ -122,7 +122,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{65, 33, 257, 1.5f, -0.75f}, Case{127, 129, 131, -0.5f, 2.0f},
                       Case{33, 65, 17, 1.0f, 0.0f, 3, 5, 7},
                       Case{257, 255, 129, 0.75f, 1.25f, 1, 2, 3},
-                      Case{1000, 1000, 1000, 2.0f, 0.5f, 4, 4, 4}),
+                      Case{1000, 1000, 1000, 2.0f, 0.5f, 4, 4, 4},
+                      // Alignment class 4 (the float4 variants run) at sizes off every tile.
+                      Case{96, 80, 72}, Case{260, 196, 132}, Case{516, 1028, 36, 0.5f, -1.0f},
+                      Case{4, 4, 4}, Case{4, 8, 1000}, Case{1004, 12, 4}),
     case_name);
 
 TEST(KernelLibrary, SecondLaunchOfAVariantCompilesNothing) {

@@ -51,7 +51,9 @@ struct Problem {
   // multiples of it: a variant that loads float4 needs 4.
   int alignment = 1;
 
-  // A problem with minimal leading dimensions (lda = K, ldb = ldc = N) and that alignment.
+  // A problem with minimal leading dimensions (lda = K, ldb = ldc = N) whose pointers are
+  // aligned to `alignment` floats; its alignment class is that, lowered to what the leading
+  // dimensions allow (dense(257, 255, 129).alignment == 1).
   static Problem square(std::int64_t n, int alignment = 4) { return dense(n, n, n, alignment); }
   static Problem dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment = 4);
 };
