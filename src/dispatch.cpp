@@ -165,13 +165,16 @@ class Dispatcher {
                        dense_leading_dimensions(problem)};
     const auto key_lock = lock_for(key);
     std::lock_guard<std::mutex> guard(*key_lock);
-    if (!options.force) {
-      if (auto entry = fresh_entry(device, problem, true))
-        return to_result(*entry, problem, source_of(entry->source));
-      if (auto entry = preloaded_entry(device, problem))
-        return to_result(*entry, problem, ResultSource::preloaded);
-    }
-    AutotuneResult result = tune_once(device, problem, options);
+    AutotuneResult result;
+    std::optional<cache::StoredEntry> known;
+    if (!options.force && (known = fresh_entry(device, problem, true)) && usable(*known, device, problem))
+      result = to_result(*known, problem, source_of(known->source));
+    else if (!options.force && (known = preloaded_entry(device, problem)) && usable(*known, device, problem))
+      result = to_result(*known, problem, ResultSource::preloaded);
+    else
+      result = tune_once(device, problem, options);
+    // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
+    // that later gemm() calls in this and other processes compile nothing.
     const Decision decision{&load_winner(device, parse_variant(result.winner)), false};
     std::unique_lock<std::shared_mutex> lock(memo_mutex_);
     memo_[key] = decision;
@@ -216,6 +219,15 @@ class Dispatcher {
     } catch (const Error& e) {
       log(LogLevel::warn, std::string("cache lookup failed, treating as a miss: ") + e.what());
       return std::nullopt;
+    }
+  }
+
+  // Whether an entry's winner is a variant this build knows and that can run the problem.
+  static bool usable(const cache::StoredEntry& e, const DeviceInfo& device, const Problem& problem) {
+    try {
+      return can_run(parse_variant(e.winner), device, problem).ok;
+    } catch (const InvalidArgument&) {
+      return false;
     }
   }
 

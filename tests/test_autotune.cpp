@@ -19,12 +19,13 @@ GemmArgs no_op = {};
 
 TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
   TILEMM_REQUIRE_DEVICE();
-  for (auto [m, n, k] : {std::array<std::int64_t, 3>{96, 80, 72}, {257, 255, 129}, {512, 512, 512}}) {
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{96, 80, 72}, {257, 255, 129}, {520, 480, 500}}) {
     const AutotuneResult r = autotune(m, n, k);
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     EXPECT_EQ(r.source, ResultSource::tuned);
     EXPECT_EQ(r.device_key, current_device().model_key());
-    EXPECT_EQ(r.problem_class, "a4-dense");
+    EXPECT_EQ(r.problem_class, problem_class(Problem::dense(m, n, k)));
+    EXPECT_EQ(r.problem_class, m == 257 ? "a1-dense" : "a4-dense");
     EXPECT_GT(r.median_ms, 0.0);
     EXPECT_GT(r.tflops, 0.0);
     EXPECT_GE(r.margin, 0.0);
@@ -51,9 +52,10 @@ TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
 
 TEST(Autotune, SecondProcessDispatchesFromTheCacheWithoutCompiling) {
   TILEMM_REQUIRE_DEVICE();
-  const char* shapes = "200x300x100 1000x1000x1000";
+  // Shapes outside the preloaded set, so that the parent really tunes them.
+  const char* shapes = "200x300x100 1000x1000x1004";
   autotune(200, 300, 100);
-  autotune(1000, 1000, 1000);
+  autotune(1000, 1000, 1004);
   const std::string command = std::string(TILEMM_DISPATCH_CHILD) + " " + shapes + " 2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -63,7 +65,7 @@ TEST(Autotune, SecondProcessDispatchesFromTheCacheWithoutCompiling) {
   const int status = pclose(pipe);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
   EXPECT_NE(output.find("compilations=0 tunings=0"), std::string::npos) << output;
-  EXPECT_NE(output.find("shape 1000x1000x1000 wrong=0"), std::string::npos) << output;
+  EXPECT_NE(output.find("shape 1000x1000x1004 wrong=0"), std::string::npos) << output;
 }
 
 TEST(Autotune, ForceRetunesAndCacheServesOtherwise) {
@@ -76,6 +78,19 @@ TEST(Autotune, ForceRetunesAndCacheServesOtherwise) {
   force.force = true;
   EXPECT_EQ(autotune(128, 64, 96, force).source, ResultSource::tuned);
   EXPECT_EQ(tunings_run(), before + 1);
+}
+
+TEST(Autotune, APreloadedResultServesAShapeTheUserCacheLacks) {
+  TILEMM_REQUIRE_DEVICE();
+  if (current_device().name != "NVIDIA H200") GTEST_SKIP() << "the shipped preloaded cache is for the H200";
+  const auto before = tunings_run();
+  const AutotuneResult r = autotune(1024, 1024, 1024);  // in cache/preloaded/, not in this cache
+  EXPECT_EQ(r.source, ResultSource::preloaded);
+  EXPECT_EQ(tunings_run(), before);
+  EXPECT_FALSE(r.candidates.empty());
+  const auto check = testing::check_gemm(1024, 1024, 1024, 1.0f, 0.0f, [](const GemmArgs& a) { gemm(a); });
+  EXPECT_EQ(check.wrong, 0) << check.first;
+  EXPECT_EQ(tunings_run(), before);
 }
 
 TEST(Dispatch, TwoThreadsMissingTheSameShapeTuneItOnce) {

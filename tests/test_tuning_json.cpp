@@ -5,6 +5,9 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
+#include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_json.hpp"
@@ -175,7 +178,20 @@ TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
 }
 
 TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
-  for (const auto& e : preloaded_entries()) EXPECT_EQ(e.source, "preloaded");
+  // Every shipped file is valid (an invalid one would be skipped with a warning): the H200 file
+  // holds the standard shape set, made from this build's templates.
+  const auto& all = preloaded_entries();
+  std::set<std::int64_t> sizes;
+  for (const auto& e : all) {
+    EXPECT_EQ(e.source, "preloaded");
+    if (e.device_key.rfind("NVIDIA H200|sm_90|", 0) == 0 && e.M == e.N && e.N == e.K) sizes.insert(e.M);
+  }
+  EXPECT_EQ(sizes, (std::set<std::int64_t>{512, 1000, 1024, 2048, 3000, 4096, 4097, 8192}));
+  const auto found = find_preloaded(all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", 4096, 4096,
+                                    4096, "a4-dense", detail::templates_hash());
+  ASSERT_TRUE(found.has_value()) << "the shipped H200 cache was made from other kernel templates: "
+                                    "refresh it (tilemm-tune --sizes ... then --export)";
+  EXPECT_EQ(found->source, "preloaded");
 }
 
 }  // namespace
