@@ -201,7 +201,8 @@ std::vector<StoredEntry> entries_from_json(const std::string& text) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and also out_of_range for numbers beyond double (found by the fuzzer).
     throw InvalidArgument("document", std::string("is not valid JSON: ") + e.what());
   }
   const Reader root(doc, "");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <mutex>
 
 #include "tilemm/error.hpp"
 #include "gpu_bench.hpp"
@@ -146,6 +147,28 @@ TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
   EXPECT_EQ(out.winner, "tiled_t8_p0");
   EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::pruned);
   EXPECT_EQ(find(out, "tiled_t32_p0").status, CandidateStatus::ok);
+}
+
+TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
+  // 512 x 512: 256 x 128 tiles give 8 blocks for 132 SMs, 32 x 32 tiles give 256.
+  FakeBench bench;
+  TuneSettings s = settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4"});
+  std::vector<std::string> compiled;
+  std::mutex mutex;
+  s.compile = [&](const Variant& v, const std::string& arch) {
+    std::lock_guard<std::mutex> lock(mutex);
+    compiled.push_back(variant_name(v));
+    return fake_compile(v, arch);
+  };
+  const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
+  EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
+  const auto& big = find(out, "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4");
+  EXPECT_EQ(big.status, CandidateStatus::pruned);
+  EXPECT_NE(big.reason.find("8 blocks"), std::string::npos) << big.reason;
+  // At 4096 the same tile fills the GPU and is a candidate.
+  compiled.clear();
+  tune(synthetic_device(), Problem::square(4096), bench, s);
+  EXPECT_EQ(compiled.size(), 2u);
 }
 
 TEST(TunerSelection, NoCorrectCandidateIsAnErrorThatListsTheStatuses) {

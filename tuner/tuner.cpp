@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "family_registry.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::tuner {
@@ -31,6 +32,7 @@ void compile_all(std::vector<Pending>& pending, const std::string& arch, const C
   auto worker = [&] {
     for (std::size_t i = next++; i < pending.size(); i = next++) {
       Pending& p = pending[i];
+      if (p.result.status != CandidateStatus::ok) continue;  // pruned by a rule
       try {
         p.binary = compile(p.variant, arch);
         p.result.compile_ms = p.binary->compile_ms;
@@ -48,6 +50,31 @@ void compile_all(std::vector<Pending>& pending, const std::string& arch, const C
   for (int t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+}
+
+std::uint64_t blocks_of(const Variant& v, const Problem& problem) {
+  const auto g = detail::find_family(v.family).geometry(v, problem);
+  return g.grid_x64 * g.grid_y64 * g.grid_z64;
+}
+
+// Cheap rule before anything compiles: when some candidate gives every SM a block, candidates
+// whose tiles are so large that the grid fills under a quarter of the SMs cannot win (they run
+// at most a quarter of the machine) and are not compiled or timed.
+void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
+                       const Problem& problem) {
+  if (device.sm_count <= 0) return;
+  std::uint64_t most = 0;
+  for (const auto& p : pending) most = std::max(most, blocks_of(p.variant, problem));
+  const auto sms = static_cast<std::uint64_t>(device.sm_count);
+  if (most < sms) return;
+  for (auto& p : pending) {
+    const std::uint64_t blocks = blocks_of(p.variant, problem);
+    if (blocks * 4 < sms) {
+      p.result.status = CandidateStatus::pruned;
+      p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +
+                        std::to_string(sms) + " SMs, while smaller tiles fill them all";
+    }
+  }
 }
 
 }  // namespace
@@ -96,6 +123,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  prune_underfilled(pending, device, problem);
   compile_all(pending, device.arch(), settings.compile, threads);
 
   double best = std::numeric_limits<double>::infinity();
