@@ -2,8 +2,8 @@
 # Installs the Debian packages tilemm builds against (the CUDA toolkit itself is assumed present,
 # with nvcc/NVRTC under /usr/local/cuda). Idempotent; needs root or sudo.
 set -euo pipefail
-packages=(cmake g++ make libsqlite3-dev nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev
-          libbenchmark-dev)
+packages=(cmake g++ make pkg-config libsqlite3-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+          libcli11-dev libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,95 @@
+# `cmake --install build --prefix P` lays tilemm out like any other library:
+#
+#   P/include/tilemm/*.h, *.hpp         the public headers
+#   P/lib/libtilemm.a                   static (the code the in-tree binaries link)
+#   P/lib/libtilemm.so.X.Y.Z            shared, SONAME libtilemm.so.<SOVERSION>
+#   P/bin/tilemm-tune, tilemm-bench     the CLI and the benchmark against cuBLAS
+#   P/share/tilemm/preloaded/*.json     the preloaded caches (already embedded in the library)
+#   P/lib/cmake/tilemm/                 the CMake package: tilemm::tilemm (shared by default),
+#                                       tilemm::tilemm_shared, tilemm::tilemm_static
+#   P/lib/pkgconfig/tilemm.pc           pkg-config for libtilemm.so; tilemm-static.pc for the .a
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TILEMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilemm)
+
+# The exported names say the variant; tilemm::tilemm is chosen in tilemmConfig.cmake.
+set_target_properties(tilemm PROPERTIES EXPORT_NAME tilemm_static)
+set_target_properties(tilemm_shared PROPERTIES EXPORT_NAME tilemm_shared)
+
+# NVRTC, cuBLAS and the CUDA runtime libraries are outside the system's library path on many
+# machines: the installed binaries keep the directories they were linked from.
+set(TILEMM_INSTALLED_PROGRAMS tilemm-tune)
+if(TARGET tilemm-bench)
+  list(APPEND TILEMM_INSTALLED_PROGRAMS tilemm-bench)
+endif()
+set_target_properties(tilemm_shared ${TILEMM_INSTALLED_PROGRAMS}
+  PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+
+install(TARGETS tilemm tilemm_shared
+  EXPORT tilemmTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ${TILEMM_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tilemm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(FILES ${TILEMM_PRELOADED} DESTINATION ${CMAKE_INSTALL_DATADIR}/tilemm/preloaded)
+
+# --- CMake package -------------------------------------------------------------------------------
+install(EXPORT tilemmTargets NAMESPACE tilemm:: DESTINATION ${TILEMM_CMAKE_DIR})
+set(TILEMM_PRELOADED_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/tilemm/preloaded)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tilemmConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/install/tilemmConfig.cmake
+  INSTALL_DESTINATION ${TILEMM_CMAKE_DIR}
+  PATH_VARS TILEMM_PRELOADED_INSTALL_DIR)
+# Before 1.0 a minor version may change the API, so only the same minor version is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/install/tilemmConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/install/tilemmConfig.cmake
+              ${PROJECT_BINARY_DIR}/install/tilemmConfigVersion.cmake
+  DESTINATION ${TILEMM_CMAKE_DIR})
+
+# --- pkg-config ----------------------------------------------------------------------------------
+# Relocatable: the prefix is found from the .pc file's own directory, so `--prefix` at install
+# time needs no reconfigure. The CUDA paths are the toolkit tilemm was built against.
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(TILEMM_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(TILEMM_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(TILEMM_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH TILEMM_PC_UP /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+  string(REGEX REPLACE "/$" "" TILEMM_PC_UP "${TILEMM_PC_UP}")
+  set(TILEMM_PC_PREFIX "\${pcfiledir}/${TILEMM_PC_UP}")
+endif()
+set(TILEMM_PC_CUDA_CFLAGS "")
+foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+  string(APPEND TILEMM_PC_CUDA_CFLAGS " -I${dir}")
+endforeach()
+# What every user links: the static CUDA runtime, as with tilemm::tilemm. Never libcuda.
+set(TILEMM_PC_CUDART "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -pthread")
+# What libtilemm.a needs besides: NVRTC, SQLite and the C++ runtime (for C programs).
+set(TILEMM_PC_STATIC_DEPS "-lnvrtc -lsqlite3 -lstdc++ -lm")
+
+set(TILEMM_PC_NAME tilemm)
+set(TILEMM_PC_DESCRIPTION "Autotuned SGEMM for the GPU it runs on (shared library)")
+set(TILEMM_PC_LIBS "-L\${libdir} -ltilemm ${TILEMM_PC_CUDART}")
+set(TILEMM_PC_LIBS_PRIVATE "${TILEMM_PC_STATIC_DEPS}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/tilemm.pc.in ${PROJECT_BINARY_DIR}/install/tilemm.pc
+  @ONLY)
+
+set(TILEMM_PC_NAME tilemm-static)
+set(TILEMM_PC_DESCRIPTION "Autotuned SGEMM for the GPU it runs on (static library)")
+set(TILEMM_PC_LIBS "\${libdir}/libtilemm.a ${TILEMM_PC_CUDART} ${TILEMM_PC_STATIC_DEPS}")
+set(TILEMM_PC_LIBS_PRIVATE "")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/tilemm.pc.in
+  ${PROJECT_BINARY_DIR}/install/tilemm-static.pc @ONLY)
+
+install(FILES ${PROJECT_BINARY_DIR}/install/tilemm.pc ${PROJECT_BINARY_DIR}/install/tilemm-static.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
