@@ -101,8 +101,9 @@ const DeviceInfo& current_device() {
   const cudaError_t status = cudaGetDevice(&ordinal);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    throw Error(ErrorKind::no_device, std::string("tilemm: no usable CUDA device: cudaGetDevice "
-                                                  "failed: ") + cudaGetErrorString(status));
+    throw Error(ErrorKind::no_device, std::string("tilemm: no CUDA device (or no driver): "
+                                                  "cudaGetDevice failed: ") +
+                                          cudaGetErrorString(status));
   }
   if (ordinal < 0 || ordinal >= kMaxOrdinals)
     throw Error(ErrorKind::no_device, "tilemm: device ordinal " + std::to_string(ordinal) +

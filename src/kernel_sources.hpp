@@ -15,6 +15,8 @@ struct EmbeddedTemplate {
 };
 
 const std::vector<EmbeddedTemplate>& embedded_templates();
+// Support kernels (kernel_templates/support/*.cu): not GEMM families, not in templates_hash().
+const std::vector<EmbeddedTemplate>& embedded_support_kernels();
 // The preloaded tuning caches (cache/preloaded/*.json), embedded the same way.
 const std::vector<EmbeddedTemplate>& embedded_preloaded();
 

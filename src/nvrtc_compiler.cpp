@@ -80,20 +80,19 @@ void read_ptxas_report(CompiledVariant& out) {
 
 }  // namespace
 
-CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
+CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string& name,
+                                 const std::string& arch, std::vector<std::string> defines) {
   const auto start = std::chrono::steady_clock::now();
-  const Family& family = find_family(v.family);
-  const EmbeddedTemplate& tmpl = find_template(family.template_file);
   CompiledVariant out;
-  out.name = variant_name(v);
+  out.name = name;
   out.arch = arch;
   out.template_hash = std::string(tmpl.sha256);
 
   // An exact sm_XY target makes NVRTC emit CUBIN (not PTX), so loading never JIT-compiles.
-  // No fast-math: the families promise IEEE FP32 arithmetic (FMA contraction allowed).
+  // No fast-math: the kernels promise IEEE FP32 arithmetic (FMA contraction allowed).
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17",
                                       "--ptxas-options=-v"};
-  for (auto& d : compile_definitions(v)) options.push_back(std::move(d));
+  for (auto& d : defines) options.push_back(std::move(d));
 
   Program program(std::string(tmpl.source), std::string(tmpl.file), out.name);
   const nvrtcResult status = program.compile(options);
@@ -101,13 +100,19 @@ CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
   out.log = program.log();
   if (status != NVRTC_SUCCESS)
     throw CompileError(out.name, out.log,
-                       "tilemm: NVRTC could not compile variant '" + out.name + "' for " + arch +
-                           ": " + nvrtcGetErrorString(status) + "\n" + out.log);
+                       "tilemm: NVRTC could not compile '" + out.name + "' for " + arch + ": " +
+                           nvrtcGetErrorString(status) + "\n" + out.log);
   out.cubin = program.cubin();
   read_ptxas_report(out);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
+  const Family& family = find_family(v.family);
+  return compile_template(find_template(family.template_file), variant_name(v), arch,
+                          compile_definitions(v));
 }
 
 std::uint64_t nvrtc_compile_count() { return compile_count.load(std::memory_order_relaxed); }

@@ -23,6 +23,13 @@ struct CompiledVariant {
   int spill_load_bytes = -1;
 };
 
+struct EmbeddedTemplate;
+
+// Compiles one embedded source with `defines` (-D options) for `arch`; `name` names it in errors
+// and logs. The building block of compile_variant, also used for tilemm's support kernels.
+CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string& name,
+                                 const std::string& arch, std::vector<std::string> defines);
+
 // Compiles `v` for `arch` ("sm_90"). Thread-safe (NVRTC is). Throws CompileError naming the
 // variant and carrying the NVRTC log when compilation fails.
 CompiledVariant compile_variant(const Variant& v, const std::string& arch);

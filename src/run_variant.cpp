@@ -1,6 +1,7 @@
 #include "cuda_check.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
+#include "stream_check.hpp"
 #include "tilemm/gemm.hpp"
 
 namespace tilemm {
@@ -9,6 +10,7 @@ void run_variant(const Variant& v, const GemmArgs& args, cudaStream_t stream) {
   validate(args);
   if (args.M == 0 || args.N == 0) return;  // nothing to write, as in BLAS
   const DeviceInfo& device = current_device();
+  detail::check_stream(stream, device);
   const Verdict verdict = can_run(v, device, args.problem());
   if (!verdict)
     throw InvalidArgument("variant", "'" + variant_name(v) + "' cannot run this problem: " +

@@ -7,3 +7,4 @@
 #include "tilemm/error.hpp"
 #include "tilemm/gemm.hpp"
 #include "tilemm/variant.hpp"
+#include "tilemm/blas.hpp"

@@ -1,0 +1,61 @@
+/* tilemm's C interface, for C and for other languages' foreign-function interfaces.
+ *
+ * Every function returns a tilemmStatus_t; on failure tilemmGetLastErrorMessage() returns the
+ * message of the last failed call on the calling thread (what failed and why, naming the bad
+ * argument), valid until that thread's next tilemm call. Semantics are those of the C++ API
+ * (tilemm/blas.hpp): C = alpha * op(A) * op(B) + beta * C, BLAS leading dimensions, device
+ * pointers, asynchronous on `stream` (NULL: the legacy default stream), tuning on a miss unless
+ * TILEMM_TUNE=off. No function throws or exits. */
+#ifndef TILEMM_TILEMM_H
+#define TILEMM_TILEMM_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  TILEMM_STATUS_SUCCESS = 0,
+  TILEMM_STATUS_INVALID_VALUE = 1,  /* a bad argument: the message names it */
+  TILEMM_STATUS_NO_DEVICE = 2,      /* no CUDA device or driver */
+  TILEMM_STATUS_CUDA_ERROR = 3,     /* a CUDA runtime call failed */
+  TILEMM_STATUS_COMPILE_ERROR = 4,  /* NVRTC failed (the message carries its log) */
+  TILEMM_STATUS_CACHE_ERROR = 5,    /* the tuning cache or a JSON file */
+  TILEMM_STATUS_INTERNAL_ERROR = 6  /* anything else: a bug in tilemm */
+} tilemmStatus_t;
+
+typedef enum { TILEMM_ROW_MAJOR = 0, TILEMM_COL_MAJOR = 1 } tilemmLayout_t;
+typedef enum { TILEMM_OP_N = 0, TILEMM_OP_T = 1 } tilemmOperation_t;
+
+tilemmStatus_t tilemmSgemm(tilemmLayout_t layout, tilemmOperation_t op_a, tilemmOperation_t op_b,
+                           int64_t m, int64_t n, int64_t k, float alpha, const float* A,
+                           int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                           int64_t ldc, cudaStream_t stream);
+
+tilemmStatus_t tilemmSgemmStridedBatched(tilemmLayout_t layout, tilemmOperation_t op_a,
+                                         tilemmOperation_t op_b, int64_t m, int64_t n, int64_t k,
+                                         float alpha, const float* A, int64_t lda,
+                                         int64_t stride_a, const float* B, int64_t ldb,
+                                         int64_t stride_b, float beta, float* C, int64_t ldc,
+                                         int64_t stride_c, int64_t batch_count,
+                                         cudaStream_t stream);
+
+/* Tunes (or looks up) a row-major, dense M x N x K problem on the current device; writes the
+ * winner's canonical name (NUL-terminated, truncated to winner_size - 1) when winner is not
+ * NULL, and its median time when median_ms is not NULL. */
+tilemmStatus_t tilemmAutotune(int64_t m, int64_t n, int64_t k, char* winner, size_t winner_size,
+                              double* median_ms);
+
+/* "TILEMM_STATUS_INVALID_VALUE", ...; "unknown status" for other values. Never NULL. */
+const char* tilemmGetStatusName(tilemmStatus_t status);
+/* The last failed call's message on this thread; "" if none has failed. Never NULL. */
+const char* tilemmGetLastErrorMessage(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEMM_TILEMM_H */

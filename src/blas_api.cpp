@@ -1,0 +1,186 @@
+// Layouts, transposes and batches, reduced to row-major non-transposed problems.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "stream_check.hpp"
+#include "support_kernels.hpp"
+#include "tilemm/blas.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm {
+namespace {
+
+// One row-major operand as stored: `rows` x `cols` with leading dimension `ld`.
+struct Stored {
+  const float* data;
+  std::int64_t rows, cols, ld;
+};
+
+// How the stored matrix of a logical r x c operand looks: row-major and not transposed it is
+// r x c; transposed, or column-major (whose row-major view is the transpose), it is c x r; both
+// at once cancel out.
+Stored stored_shape(Layout layout, Op op, const float* data, std::int64_t r, std::int64_t c,
+                    std::int64_t ld) {
+  const bool flipped = (layout == Layout::column_major) != (op == Op::transpose);
+  return flipped ? Stored{data, c, r, ld} : Stored{data, r, c, ld};
+}
+
+void check_ld(const char* name, std::int64_t ld, std::int64_t row_length, const char* what) {
+  const std::int64_t minimum = std::max<std::int64_t>(1, row_length);
+  if (ld < minimum)
+    throw InvalidArgument(name, "must be >= " + std::to_string(minimum) + " (" + what +
+                                    "), got " + std::to_string(ld));
+}
+
+// Stream-ordered scratch memory: allocated and freed on the call's stream.
+class Scratch {
+ public:
+  Scratch(std::size_t floats, cudaStream_t stream) : stream_(stream) {
+    TILEMM_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), floats * sizeof(float), stream));
+  }
+  ~Scratch() {
+    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  float* get() const { return data_; }
+
+ private:
+  float* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+std::int64_t round_up4(std::int64_t x) { return (x + 3) / 4 * 4; }
+
+struct Normalized {
+  // The row-major problem C' = A' B' (+ beta C') that the call is.
+  std::int64_t M, N, K;
+  Stored a, b;  // a: M x K as stored (maybe transposed), b: K x N likewise
+  bool a_transposed, b_transposed;
+  bool swapped;  // column-major: a is the caller's B, b the caller's A
+};
+
+// Validates a call and reduces it to a row-major problem with possibly transposed operands.
+Normalized normalize(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
+                     std::int64_t K, const float* A, std::int64_t lda, const float* B,
+                     std::int64_t ldb, std::int64_t ldc) {
+  if (layout != Layout::row_major && layout != Layout::column_major)
+    throw InvalidArgument("layout", "must be row_major or column_major");
+  if ((op_a != Op::none && op_a != Op::transpose) || (op_b != Op::none && op_b != Op::transpose))
+    throw InvalidArgument(op_a != Op::none && op_a != Op::transpose ? "op_a" : "op_b",
+                          "must be none or transpose");
+  constexpr std::int64_t kMax = 2147483647;
+  for (auto [name, v] : {std::pair<const char*, std::int64_t>{"M", M}, {"N", N}, {"K", K}}) {
+    if (v < 0) throw InvalidArgument(name, "must be >= 0, got " + std::to_string(v));
+    if (v > kMax)  // checked here, before a column-major call swaps M and N
+      throw InvalidArgument(name, "is " + std::to_string(v) + ", above " + std::to_string(kMax) +
+                                      ", the largest dimension tilemm supports");
+  }
+  const Stored a = stored_shape(layout, op_a, A, M, K, lda);
+  const Stored b = stored_shape(layout, op_b, B, K, N, ldb);
+  check_ld("lda", lda, a.cols, "the stored length of A's rows or columns for this layout and op");
+  check_ld("ldb", ldb, b.cols, "the stored length of B's rows or columns for this layout and op");
+  check_ld("ldc", ldc, layout == Layout::row_major ? N : M, "the stored length of C's rows or columns");
+  if (layout == Layout::row_major)
+    return {M, N, K, a, b, a.rows != M, b.rows != K, false};
+  // Column-major C (M x N) is row-major C^T (N x M) = op(B)^T op(A)^T.
+  return {N, M, K, b, a, b.rows != N, a.rows != K, true};
+}
+
+// What gemm(GemmArgs) would reject, checked before any transpose is launched.
+void check_before_launch(const Normalized& p, const float* C) {
+  if (p.M > 0 && p.N > 0) {
+    if (C == nullptr) throw InvalidArgument("C", "is null but M and N are nonzero");
+    if (p.K > 0 && (p.a.data == nullptr || p.b.data == nullptr)) {
+      // Name the caller's argument: after a column-major swap, a holds B.
+      const bool a_is_callers_a = !p.swapped;
+      const bool a_null = p.a.data == nullptr;
+      throw InvalidArgument(a_null == a_is_callers_a ? "A" : "B", "is null but M, N and K are nonzero");
+    }
+  }
+}
+
+void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_t ldc,
+             cudaStream_t stream, const Options& options) {
+  GemmArgs args;
+  args.M = p.M;
+  args.N = p.N;
+  args.K = p.K;
+  args.alpha = alpha;
+  args.beta = beta;
+  args.C = C;
+  args.ldc = ldc;
+  args.A = p.a.data;
+  args.lda = p.a.ld;
+  args.B = p.b.data;
+  args.ldb = p.b.ld;
+  check_before_launch(p, C);
+  const bool touches_ab = p.M > 0 && p.N > 0 && p.K > 0;
+  if (!touches_ab || (!p.a_transposed && !p.b_transposed)) {
+    gemm(args, stream, options);
+    return;
+  }
+  const DeviceInfo& device = current_device();
+  detail::check_stream(stream, device);  // before the transposes are enqueued on it
+  // Transposed operands are copied into their row-major form, rows padded to 4 floats so the
+  // float4 kernels stay eligible.
+  std::unique_ptr<Scratch> a_copy, b_copy;
+  if (p.a_transposed) {
+    const std::int64_t ld = round_up4(p.K);
+    a_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.M * ld), stream);
+    detail::transpose(device, p.a.rows, p.a.cols, p.a.data, p.a.ld, a_copy->get(), ld, stream);
+    args.A = a_copy->get();
+    args.lda = ld;
+  }
+  if (p.b_transposed) {
+    const std::int64_t ld = round_up4(p.N);
+    b_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.K * ld), stream);
+    detail::transpose(device, p.b.rows, p.b.cols, p.b.data, p.b.ld, b_copy->get(), ld, stream);
+    args.B = b_copy->get();
+    args.ldb = ld;
+  }
+  gemm(args, stream, options);
+}
+
+}  // namespace
+
+void gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
+          float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+          float beta, float* C, std::int64_t ldc, cudaStream_t stream, const Options& options) {
+  const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
+  run_one(p, alpha, beta, C, ldc, stream, options);
+}
+
+void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
+                          std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                          std::int64_t stride_a, const float* B, std::int64_t ldb,
+                          std::int64_t stride_b, float beta, float* C, std::int64_t ldc,
+                          std::int64_t stride_c, std::int64_t batch_count, cudaStream_t stream,
+                          const Options& options) {
+  if (batch_count < 0)
+    throw InvalidArgument("batch_count", "must be >= 0, got " + std::to_string(batch_count));
+  for (auto [name, v] : {std::pair<const char*, std::int64_t>{"stride_a", stride_a},
+                         {"stride_b", stride_b}, {"stride_c", stride_c}})
+    if (v < 0) throw InvalidArgument(name, "must be >= 0, got " + std::to_string(v));
+  const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
+  if (batch_count == 0 || p.M == 0 || p.N == 0) return;
+  // The row-major view of one C spans (rows - 1) * ldc + cols elements; batches must not share
+  // any, since different launches write them.
+  const std::int64_t c_span = (p.M - 1) * ldc + p.N;
+  if (batch_count > 1 && stride_c < c_span)
+    throw InvalidArgument("stride_c", "is " + std::to_string(stride_c) + ", but one C spans " +
+                                          std::to_string(c_span) +
+                                          " elements: the outputs of the batches would overlap");
+  for (std::int64_t i = 0; i < batch_count; ++i) {
+    Normalized one = p;
+    const float* a_i = A != nullptr ? A + i * stride_a : nullptr;
+    const float* b_i = B != nullptr ? B + i * stride_b : nullptr;
+    one.a.data = p.swapped ? b_i : a_i;
+    one.b.data = p.swapped ? a_i : b_i;
+    run_one(one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);
+  }
+}
+
+}  // namespace tilemm

@@ -1,0 +1,30 @@
+// A stream passed to tilemm must belong to the current device: a kernel launched on another
+// device's stream fails (or, with peer access, silently reads the wrong memory).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "tilemm/device.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::detail {
+
+inline void check_stream(cudaStream_t stream, const DeviceInfo& device) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+  int owner = -1;
+  const cudaError_t status = cudaStreamGetDevice(stream, &owner);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: clear it, the caller gets the exception instead
+    throw InvalidArgument("stream", std::string("is not a usable CUDA stream: ") +
+                                        cudaGetErrorString(status));
+  }
+  if (owner != device.ordinal)
+    throw InvalidArgument("stream", "belongs to device " + std::to_string(owner) +
+                                        ", but the current device is " +
+                                        std::to_string(device.ordinal) +
+                                        " (call cudaSetDevice first)");
+}
+
+}  // namespace tilemm::detail
