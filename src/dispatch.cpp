@@ -24,6 +24,7 @@
 #include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
 #include "store_open.hpp"
+#include "stream_check.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
@@ -113,6 +114,13 @@ AutotuneResult to_result(const cache::StoredEntry& e, const Problem& problem, Re
   r.tflops = e.tflops;
   r.margin = e.margin;
   r.candidates = e.candidates;
+  // Stored rows come back in key order; present them ranked like a fresh tuning.
+  if (!r.candidates.empty()) {
+    try {
+      tuner::rank_candidates(r.candidates);
+    } catch (const Error&) {  // an entry without an ok candidate: keep the stored order
+    }
+  }
   r.source = source;
   r.tuned_at = e.tuned_at;
   return r;
@@ -171,7 +179,14 @@ class Dispatcher {
       result = to_result(*known, problem, source_of(known->source));
     else if (!options.force && (known = preloaded_entry(device, problem)) && usable(*known, device, problem))
       result = to_result(*known, problem, ResultSource::preloaded);
-    else
+    else if (options.policy == TunePolicy::off) {
+      // Asked not to tune: report what gemm() would run, without timing it.
+      result.device_key = device.model_key();
+      result.problem = problem;
+      result.problem_class = problem_class(problem);
+      result.winner = variant_name(fallback_variant(device, problem));
+      result.source = ResultSource::fallback;
+    } else
       result = tune_once(device, problem, options);
     // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
     // that later gemm() calls in this and other processes compile nothing.
@@ -506,7 +521,22 @@ AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Op
 void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   validate(args);
   if (args.M == 0 || args.N == 0) return;
+  // Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
+  // rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows
+  // except tiled_t8, which can_run then rejects for a full slab.
+  constexpr std::int64_t kRowSlab = std::int64_t{65535} * 16;
+  if (args.M > kRowSlab) {
+    for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab) {
+      GemmArgs slab = args;
+      slab.M = std::min(kRowSlab, args.M - r0);
+      if (args.A != nullptr) slab.A = args.A + r0 * args.lda;
+      slab.C = args.C + r0 * args.ldc;
+      gemm(slab, stream, options);
+    }
+    return;
+  }
   const DeviceInfo& device = current_device();
+  detail::check_stream(stream, device);
   const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
   const bool dense = args.lda == std::max<std::int64_t>(1, args.K) && args.ldb == args.N &&
                      args.ldc == args.N;

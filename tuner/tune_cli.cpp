@@ -38,6 +38,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+std::int64_t parse_ordinal(const std::string& text) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidArgument("--device", "'" + text + "' is not a GPU ordinal (0, 1, ...) or 'all'");
+  return std::stoll(text);
+}
+
 std::int64_t parse_dimension(const std::string& text, const char* option) {
   if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
     throw InvalidArgument(option, "'" + text + "' is not a positive integer");
@@ -229,7 +235,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
     if (cudaGetDevice(&current) != cudaSuccess) current = 0;
     ordinals.push_back(current);
   } else {
-    const auto d = parse_dimension(device_option, "--device");
+    const auto d = parse_ordinal(device_option);
     if (d >= count) return failure(err, "--device " + device_option + " does not exist: this machine has " + std::to_string(count) + " GPU(s) (0.." + std::to_string(count - 1) + ")");
     ordinals.push_back(static_cast<int>(d));
   }
@@ -299,11 +305,11 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   const auto here = versions_here();
   out << std::left << std::setw(36) << "device" << std::setw(20) << "shape" << std::setw(11)
       << "class" << std::setw(44) << "winner" << std::right << std::setw(9) << "TFLOP/s"
-      << "  " << std::left << std::setw(10) << "source" << std::setw(22) << "tuned at" << "state\n";
+      << "  " << std::left << std::setw(12) << "source" << std::setw(22) << "tuned at" << "state\n";
   for (const auto& e : entries) {
     out << std::left << std::setw(36) << e.device_key << std::setw(20) << shape_text(e.M, e.N, e.K)
         << std::setw(11) << e.problem_class << std::setw(44) << e.winner << std::right
-        << std::setw(9) << fixed(e.tflops, 2) << "  " << std::left << std::setw(10)
+        << std::setw(9) << fixed(e.tflops, 2) << "  " << std::left << std::setw(12)
         << (e.source == "tuned" ? "tuned here" : e.source) << std::setw(22) << e.tuned_at
         << (stale_here(e, here) ? "stale" : "fresh") << "\n";
   }
@@ -432,7 +438,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       const auto more = parse_shapes(shapes);
       todo.insert(todo.end(), more.begin(), more.end());
     }
-    if (tune && device != "all" && !device.empty()) parse_dimension(device, "--device");
+    if (tune && device != "all" && !device.empty()) parse_ordinal(device);
     if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
     const std::string path = cache_path();
     if (tune) return tune_command(todo, device, force, as_json, out, err, err_is_terminal);

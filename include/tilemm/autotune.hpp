@@ -87,11 +87,14 @@ struct AutotuneResult {
 };
 
 // The tuning result for an M x N x K problem on the current device, with dense leading
-// dimensions and 16-byte-aligned pointers (what cudaMalloc returns). Looks in memory, then the
-// SQLite cache; on a miss (or with options.force) it tunes: compiles every candidate with NVRTC
-// in parallel, verifies each, times each (tens of milliseconds per candidate), stores the result
-// and the winner's CUBIN, and returns it. Touches the disk; synchronizes the device while tuning.
-// Throws InvalidArgument for negative dimensions, Error without a device.
+// dimensions and 16-byte-aligned pointers (what cudaMalloc returns). Looks in the SQLite cache,
+// then the preloaded caches; on a miss (or with options.force) it tunes, unless options.policy
+// is TunePolicy::off: then it returns, with source fallback and no candidates, the variant gemm()
+// would run (nearest tuned shape or the default). Tuning compiles every candidate with NVRTC in
+// parallel, verifies each, times each (tens of milliseconds per candidate), and stores the result
+// and the winner's CUBIN. Whatever the source, the winner is loaded and its CUBIN cached, so
+// later gemm() calls compile nothing. Touches the disk; synchronizes the device while tuning.
+// Throws InvalidArgument for dimensions < 1, Error without a device.
 AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options = {});
 // The same for an explicit problem (leading dimensions and alignment class).
 AutotuneResult autotune(const Problem& problem, const Options& options = {});
