@@ -125,6 +125,18 @@ TEST(Dispatch, PolicyOffNeverTunesAndStaysCorrect) {
   EXPECT_EQ(tunings_run(), before);
 }
 
+TEST(Autotune, WithTuningOffReportsTheFallbackWithoutTuning) {
+  TILEMM_REQUIRE_DEVICE();
+  Options off;
+  off.policy = TunePolicy::off;
+  const auto before = tunings_run();
+  const AutotuneResult r = autotune(91, 93, 95, off);
+  EXPECT_EQ(r.source, ResultSource::fallback);
+  EXPECT_TRUE(r.candidates.empty());
+  EXPECT_NO_THROW(parse_variant(r.winner));
+  EXPECT_EQ(tunings_run(), before);
+}
+
 TEST(Dispatch, WarmCallsCompileNothing) {
   TILEMM_REQUIRE_DEVICE();
   testing::check_gemm(64, 64, 64, 1.0f, 0.0f, [](const GemmArgs& a) { gemm(a); });

@@ -84,6 +84,14 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
   }
 }
 
+TEST(TuneCliParsing, DeviceZeroIsAValidOrdinal) {
+  const CliRun r = run({"--sizes", "64", "--device", "0"});
+  EXPECT_NE(r.code, 2) << r.err;  // not a usage error; without a GPU it fails with 1
+  if (r.code == 1) {
+    EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+  }
+}
+
 TEST(TuneCliParsing, HelpAndVersionExitZero) {
   const CliRun help = run({"--help"});
   EXPECT_EQ(help.code, 0);
