@@ -11,6 +11,7 @@ namespace {
   if (db != nullptr && sqlite3_errcode(db) == rc) message += " (" + std::string(sqlite3_errmsg(db)) + ")";
   const int primary = rc & 0xff;
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw CacheCorrupt(message);
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) throw CacheBusy(message);
   throw Error(ErrorKind::cache, message);
 }
 }  // namespace
@@ -44,6 +45,7 @@ void Database::exec(const std::string& sql) {
                           "' failed: " + (error != nullptr ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
     if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) throw CacheCorrupt(message);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw CacheBusy(message);
     throw Error(ErrorKind::cache, message);
   }
 }

@@ -19,6 +19,13 @@ class CacheCorrupt : public Error {
   explicit CacheCorrupt(const std::string& message) : Error(ErrorKind::cache, message) {}
 };
 
+// Another connection held a lock for longer than the busy timeout allowed, or (for the few
+// operations SQLite does not retry, such as switching the journal mode) held it at all.
+class CacheBusy : public Error {
+ public:
+  explicit CacheBusy(const std::string& message) : Error(ErrorKind::cache, message) {}
+};
+
 class Database {
  public:
   // Opens (creating if needed) the SQLite file at `path`; ":memory:" for a private one.

@@ -1,6 +1,8 @@
 #include "tuning_store.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "tilemm/error.hpp"
 
@@ -115,14 +117,31 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
                                       std::to_string(kSchemaVersion) +
                                       "; it is left untouched (upgrade tilemm or use another "
                                       "TILEMM_CACHE)");
-  if (path != ":memory:") {
-    // WAL lets readers proceed while one process writes. Switching needs a moment of exclusive
-    // access, which the busy timeout waits for.
-    Statement wal(db_, "PRAGMA journal_mode=WAL");
-    wal.run();
-  }
+  if (path != ":memory:") use_wal();
   db_.exec("PRAGMA synchronous=NORMAL");
   migrate();
+}
+
+void TuningStore::use_wal() {
+  // WAL lets readers proceed while one process writes, and it is a property of the file: once
+  // one process switched it, the others find it so and need no lock.
+  {
+    Statement mode(db_, "PRAGMA journal_mode");
+    if (mode.step() && mode.text(0) == "wal") return;
+  }
+  // Switching needs a moment without other connections, and SQLite does not run the busy
+  // handler for it: when several processes create the file at once, retry for a while.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      Statement wal(db_, "PRAGMA journal_mode=WAL");
+      wal.run();
+      return;
+    } catch (const CacheBusy&) {
+      if (std::chrono::steady_clock::now() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 + 5 * std::min(attempt, 20)));
+    }
+  }
 }
 
 int TuningStore::schema_version() const {

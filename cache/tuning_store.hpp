@@ -77,6 +77,7 @@ class TuningStore {
 
  private:
   void migrate();
+  void use_wal();
   void put_unlocked(const StoredEntry& entry);
   mutable Database db_;
 };
