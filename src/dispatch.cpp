@@ -25,6 +25,7 @@
 #include "preloaded.hpp"
 #include "store_open.hpp"
 #include "stream_check.hpp"
+#include "tune_hooks.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
@@ -325,11 +326,14 @@ class Dispatcher {
     constexpr double kLeaseSeconds = 300.0;
     constexpr double kMaxWaitSeconds = 2 * kLeaseSeconds;
     const std::string key = device.model_key() + "|" + describe(problem);
-    static const std::string owner = [] {
+    static const std::string process_owner = [] {
       char host[256] = {};
       gethostname(host, sizeof host - 1);
       return std::string(host) + ":" + std::to_string(getpid());
     }();
+    const detail::TuneHooks* hooks = detail::current_tune_hooks();
+    const std::string owner =
+        hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : process_owner;
     const auto start = std::chrono::steady_clock::now();
     bool announced = false;
     while (true) {
@@ -346,6 +350,7 @@ class Dispatcher {
         struct Release {
           Dispatcher& d;
           const std::string& key;
+          const std::string& owner;
           ~Release() {
             std::lock_guard<std::mutex> lock(d.store_mutex_);
             try {
@@ -353,7 +358,7 @@ class Dispatcher {
             } catch (const Error&) {  // it expires on its own
             }
           }
-        } release{*this, key};
+        } release{*this, key, owner};
         return tune_and_store(device, problem, options);
       }
       if (!options.force) {
@@ -382,6 +387,11 @@ class Dispatcher {
     tuner::GpuBench bench(device, problem);
     tuner::TuneSettings settings;
     settings.progress = options.progress;
+    if (const detail::TuneHooks* hooks = detail::current_tune_hooks()) {
+      settings.skip = hooks->skip;
+      settings.on_candidate = hooks->on_candidate;
+      settings.on_launch_failure = hooks->on_launch_failure;
+    }
     tuner::TuneOutcome outcome = tuner::tune(device, problem, bench, settings);
 
     cache::StoredEntry e;
@@ -482,6 +492,17 @@ void check_tunable(const Problem& p) {
 }
 
 }  // namespace
+
+namespace detail {
+namespace {
+thread_local const TuneHooks* installed_hooks = nullptr;
+}
+const TuneHooks* current_tune_hooks() { return installed_hooks; }
+ScopedTuneHooks::ScopedTuneHooks(const TuneHooks& hooks) : previous_(installed_hooks) {
+  installed_hooks = &hooks;
+}
+ScopedTuneHooks::~ScopedTuneHooks() { installed_hooks = previous_; }
+}  // namespace detail
 
 TunePolicy Options::policy_from_environment() {
   const char* value = std::getenv("TILEMM_TUNE");

@@ -1,5 +1,6 @@
 #include "family_registry.hpp"
 
+#include "kernel_sources.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::detail {
@@ -44,8 +45,9 @@ std::size_t tiled_shared(const Variant& v) {
 
 }  // namespace
 
-const std::vector<Family>& families() {
-  static const std::vector<Family> all = {
+namespace {
+std::vector<Family>& registry() {
+  static std::vector<Family> all = {
       {"naive", "naive.cu", {}, always_valid, naive_geometry, naive_shared, no_alignment},
       {"tiled",
        "tiled.cu",
@@ -57,6 +59,17 @@ const std::vector<Family>& families() {
       warptile_family(),
   };
   return all;
+}
+}  // namespace
+
+const std::vector<Family>& families() { return registry(); }
+
+void register_extra_family(const Family& family, const EmbeddedTemplate& source) {
+  for (const auto& f : registry())
+    if (f.name == family.name)
+      throw Error(ErrorKind::internal, "tilemm: kernel family '" + family.name + "' already exists");
+  register_extra_template(source);
+  registry().push_back(family);
 }
 
 const Family& find_family(const std::string& name) {

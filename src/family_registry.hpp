@@ -45,6 +45,13 @@ const std::vector<Family>& families();
 // The register-blocked warp-tiled family (src/family_warptile.cpp), an entry of families().
 Family warptile_family();
 
+struct EmbeddedTemplate;
+
+// Adds a family whose template is not embedded in the library: test-only kernels (the faulty
+// family of tests/kernel_templates/). Call before any other use of tilemm, from one thread. Not
+// part of templates_hash(), so cache keys of real families are unaffected.
+void register_extra_family(const Family& family, const EmbeddedTemplate& source);
+
 // The family called `name`; throws tilemm::InvalidArgument("family") when there is none.
 const Family& find_family(const std::string& name);
 

@@ -20,7 +20,10 @@ const std::vector<EmbeddedTemplate>& embedded_support_kernels();
 // The preloaded tuning caches (cache/preloaded/*.json), embedded the same way.
 const std::vector<EmbeddedTemplate>& embedded_preloaded();
 
-// The template called `file`; throws tilemm::Error (internal) if it was not embedded.
+// Makes find_template() find `source` too (see register_extra_family). Keeps the pointers.
+void register_extra_template(const EmbeddedTemplate& source);
+
+// The template called `file` (embedded or registered); throws tilemm::Error (internal) if it was not embedded.
 const EmbeddedTemplate& find_template(std::string_view file);
 
 // One hash over every embedded template (16 hex digits): a tuning result made with another set

@@ -1,7 +1,9 @@
 // tilemm-tune end to end on the GPU, run as a separate process like an operator would.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "gpu_test_support.hpp"
@@ -14,8 +16,8 @@ struct Output {
   std::string text;
 };
 
-Output run(const std::string& args) {
-  const std::string command = std::string(TILEMM_TUNE_BINARY) + " " + args;
+Output run(const std::string& args, const char* binary = TILEMM_TUNE_BINARY) {
+  const std::string command = std::string(binary) + " " + args;
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, ""};
   std::string text;
@@ -68,6 +70,32 @@ TEST(TuneCliGpu, TunesShapesPrintsJsonAndServesTheSecondRunFromTheCache) {
   const Output bad_device = run("--cache " + cache + " --sizes 64 --device 99 2>&1");
   EXPECT_EQ(bad_device.code, 1) << bad_device.text;
   EXPECT_NE(bad_device.text.find("--device 99 does not exist"), std::string::npos) << bad_device.text;
+}
+
+TEST(TuneCliGpu, SurvivesACandidateThatCrashesTheContextAndOneThatHangs) {
+  TILEMM_REQUIRE_DEVICE();
+  tilemm::testing::TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  const Output out = run("--cache " + dir.file("faulty.db") +
+                             " --shapes 128x96x64 --json --watchdog-seconds 8",
+                         TILEMM_TUNE_FAULTY_BINARY);
+  ASSERT_EQ(out.code, 0) << out.text;
+  const auto doc = nlohmann::json::parse(out.text);
+  const auto& result = doc["devices"][0]["results"][0];
+  EXPECT_EQ(result["winner"].get<std::string>().rfind("faulty", 0), std::string::npos);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& c : result["candidates"]) by_name[c["variant"]] = c;
+  ASSERT_TRUE(by_name.count("faulty_m0") && by_name.count("faulty_m1")) << result.dump(1);
+  EXPECT_EQ(by_name["faulty_m0"]["status"], "launch_error");
+  EXPECT_NE(by_name["faulty_m0"]["reason"].get<std::string>().find("illegal"), std::string::npos)
+      << by_name["faulty_m0"].dump();
+  EXPECT_EQ(by_name["faulty_m1"]["status"], "launch_error");
+  EXPECT_NE(by_name["faulty_m1"]["reason"].get<std::string>().find("hung"), std::string::npos)
+      << by_name["faulty_m1"].dump();
+  std::size_t ok = 0;
+  for (const auto& [name, c] : by_name) ok += c["status"] == "ok";
+  EXPECT_GT(ok, 10u);  // everything else was still tuned
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(3));
 }
 
 }  // namespace

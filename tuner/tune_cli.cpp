@@ -1,5 +1,9 @@
 #include "tune_cli.hpp"
 
+#include <unistd.h>
+
+#include "isolated_tuning.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <CLI/CLI.hpp>
@@ -195,8 +199,20 @@ class Progress {
   std::mutex mutex_;
 };
 
+struct Isolation {
+  bool enabled = true;
+  double watchdog_seconds = 120;
+};
+
+std::string self_path() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw Error(ErrorKind::internal, "cannot find this program's path (/proc/self/exe)");
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
 DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool force,
-                         Progress& progress) {
+                         Progress& progress, const Isolation& isolation) {
   DeviceRun run;
   if (cudaSetDevice(ordinal) != cudaSuccess) {
     run.device.ordinal = ordinal;
@@ -214,7 +230,31 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     };
     try {
-      run.results.push_back(autotune(m, n, k, options));
+      if (!isolation.enabled) {
+        run.results.push_back(autotune(m, n, k, options));
+        continue;
+      }
+      // The GPU work runs in worker processes; the result comes back through the cache.
+      const int total = static_cast<int>(variant_space().size());
+      bool tuned_now = false;  // a worker ran candidates, rather than finding a cached result
+      const IsolatedOutcome outcome = tune_in_worker(
+          self_path(), ordinal, {m, n, k}, force, isolation.watchdog_seconds, [&](int started) {
+            tuned_now = true;
+            options.progress(started, total);
+          });
+      if (!outcome.ok) {
+        run.errors.push_back(text + ": " + outcome.error);
+        continue;
+      }
+      Options lookup;  // served from the cache the worker filled: compiles and tunes nothing
+      AutotuneResult r = autotune(m, n, k, lookup);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (tuned_now) {
+        r.source = ResultSource::tuned;
+        r.tuning_seconds = seconds;
+      }
+      run.results.push_back(std::move(r));
     } catch (const std::exception& e) {
       run.errors.push_back(text + ": " + e.what());
     }
@@ -224,7 +264,8 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
 }
 
 int tune_command(const std::vector<Shape>& shapes, const std::string& device_option, bool force,
-                 bool as_json, std::ostream& out, std::ostream& err, bool tty) {
+                 bool as_json, const Isolation& isolation, std::ostream& out, std::ostream& err,
+                 bool tty) {
   const int count = device_count();
   if (count == 0) return failure(err, "no CUDA device found; tuning needs a GPU (--list, --export, --import and --clear do not)");
   std::vector<int> ordinals;
@@ -245,7 +286,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
   // One tuning thread per GPU, all writing into the one cache.
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < ordinals.size(); ++i)
-    threads.emplace_back([&, i] { runs[i] = tune_on_device(ordinals[i], shapes, force, progress); });
+    threads.emplace_back([&, i] { runs[i] = tune_on_device(ordinals[i], shapes, force, progress, isolation); });
   for (auto& t : threads) t.join();
 
   bool failed = false;
@@ -410,6 +451,20 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing");
   app.add_flag("--clear", clear, "Remove every entry and CUBIN from the cache");
   app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries");
+  Isolation isolation;
+  bool in_process = false, worker = false;
+  std::vector<std::string> skips;
+  std::string lease_owner;
+  app.add_option("--watchdog-seconds", isolation.watchdog_seconds,
+                 "Kill a tuning worker that shows no progress for this long (default 120)")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_flag("--in-process", in_process,
+               "Tune in this process instead of in watched worker processes (a crashing or "
+               "hanging candidate then takes tilemm-tune down)");
+  // The worker side of the isolation protocol (tuner/isolated_tuning.hpp); not for users.
+  app.add_flag("--worker", worker)->group("");
+  app.add_option("--skip", skips)->group("");
+  app.add_option("--lease-owner", lease_owner)->group("");
   app.set_version_flag("--version", std::string("tilemm-tune ") + TILEMM_VERSION +
                                         " (kernel templates " + detail::templates_hash() + ")");
   try {
@@ -429,7 +484,8 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (actions == 0) return usage_error(err, "nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
   if (actions > 1) return usage_error(err, "give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
   if (!device_key.empty() && !list && export_file.empty()) return usage_error(err, "--device-key only applies to --list and --export");
-  if ((force || as_json || !device.empty()) && !tune) return usage_error(err, "--force, --json and --device only apply to tuning (--sizes/--shapes)");
+  if ((force || as_json || !device.empty() || in_process) && !tune)
+    return usage_error(err, "--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
 
   try {
     std::vector<Shape> todo;
@@ -441,7 +497,17 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (tune && device != "all" && !device.empty()) parse_ordinal(device);
     if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
     const std::string path = cache_path();
-    if (tune) return tune_command(todo, device, force, as_json, out, err, err_is_terminal);
+    if (worker) {
+      if (todo.size() != 1 || device.empty()) return usage_error(err, "--worker needs one shape and --device");
+      std::map<std::string, std::string> skip;
+      for (const auto& s : skips) {
+        const auto eq = s.find('=');
+        skip[s.substr(0, eq)] = eq == std::string::npos ? "failed in an earlier worker" : s.substr(eq + 1);
+      }
+      return run_worker(static_cast<int>(parse_ordinal(device)), todo[0], force, skip, lease_owner);
+    }
+    isolation.enabled = !in_process;
+    if (tune) return tune_command(todo, device, force, as_json, isolation, out, err, err_is_terminal);
     if (list) return list_command(path, device_key, out);
     if (!export_file.empty()) return export_command(path, device_key, export_file, out);
     if (!import_file.empty()) return import_command(path, import_file, out);

@@ -111,7 +111,11 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   for (const auto& v : space) {
     CandidateResult r;
     r.variant = variant_name(v);
-    if (const Verdict verdict = can_run(v, device, problem); !verdict) {
+    if (const auto skipped = settings.skip.find(r.variant); skipped != settings.skip.end()) {
+      r.status = CandidateStatus::launch_error;
+      r.reason = skipped->second;
+      rejected.push_back(std::move(r));
+    } else if (const Verdict verdict = can_run(v, device, problem); !verdict) {
       r.status = CandidateStatus::cannot_run;
       r.reason = verdict.reason;
       rejected.push_back(std::move(r));
@@ -140,11 +144,14 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
       }
     } report{settings, done, total};
     if (p.result.status != CandidateStatus::ok) continue;
+    if (settings.on_candidate) settings.on_candidate(p.result.variant);
     try {
       const CheckResult check = bench.verify(p.variant, *p.binary);
       if (check.status != CandidateStatus::ok) {
         p.result.status = check.status;
         p.result.reason = check.reason;
+        if (check.status == CandidateStatus::launch_error && settings.on_launch_failure)
+          settings.on_launch_failure(p.result.variant, check.reason);
         continue;
       }
       const TimingResult timing = bench.time(p.variant, settings.prune_factor * best);
@@ -159,6 +166,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     } catch (const std::exception& e) {
       p.result.status = CandidateStatus::launch_error;
       p.result.reason = first_line(e.what());
+      if (settings.on_launch_failure) settings.on_launch_failure(p.result.variant, p.result.reason);
     }
   }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct TuneSettings {
   double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
   std::vector<Variant> space;    // empty: the whole variant_space()
   std::function<void(int done, int total)> progress;  // after each compiled candidate is done
+  // Candidates not to run at all, with the reason recorded for them (status launch_error).
+  std::map<std::string, std::string> skip;
+  // Before a candidate touches the GPU, and after its launch or kernel failed.
+  std::function<void(const std::string& variant)> on_candidate;
+  std::function<void(const std::string& variant, const std::string& reason)> on_launch_failure;
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and

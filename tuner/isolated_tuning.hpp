@@ -1,0 +1,39 @@
+// Tuning in a child process with a watchdog, so that a candidate that crashes the CUDA context
+// (an illegal address) or never finishes (a hang) costs tilemm-tune one worker, not the run.
+//
+// The parent starts "<self> --worker ..." for one shape. The worker tunes it with hooks that
+// print one line per event on stdout:
+//   candidate <variant>          before the candidate touches the GPU
+//   failed <variant> <reason>    its launch or kernel failed; the worker exits (the context may
+//                                be lost), and the parent starts a new one that skips it
+//   done                         the result is in the cache
+// If the worker dies or says nothing for `watchdog_seconds`, the parent kills it, records the
+// last announced candidate as failed ("crashed" / "hung"), and starts another worker.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "tune_cli.hpp"
+
+namespace tilemm::cli {
+
+struct IsolatedOutcome {
+  bool ok = false;
+  std::string error;                          // when !ok: why no worker could finish
+  std::map<std::string, std::string> failed;  // candidates that took a worker down, and how
+};
+
+// Parent side. `self` is this program's path; the cache is the one TILEMM_CACHE names.
+// `on_candidate(count)` reports how many candidates the current worker has started.
+IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape, bool force,
+                               double watchdog_seconds,
+                               const std::function<void(int started)>& on_candidate);
+
+// Worker side: tunes `shape` on `device`, skipping `skip` (recorded with their reasons), and
+// speaks the protocol above on stdout. Returns the process exit code.
+int run_worker(int device, const Shape& shape, bool force,
+               const std::map<std::string, std::string>& skip, const std::string& lease_owner);
+
+}  // namespace tilemm::cli
