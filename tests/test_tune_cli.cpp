@@ -1,6 +1,9 @@
 // tilemm-tune on the CPU: argument parsing, exit codes, and the cache commands that need no GPU.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -168,6 +171,36 @@ TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {
   const CliRun missing = run({"--cache", db, "--import", dir.file("missing.json")});
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("missing.json"), std::string::npos);
+}
+
+TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
+  testing::TempDir dir;
+  const std::string db = dir.file("shared.db");
+  constexpr int kProcesses = 16, kEach = 10;
+  for (int p = 0; p < kProcesses; ++p) {
+    std::vector<cache::StoredEntry> entries;
+    for (int i = 0; i < kEach; ++i) entries.push_back(sample(1 + p * kEach + i));
+    std::ofstream(dir.file("part" + std::to_string(p) + ".json")) << cache::entries_to_json(entries);
+  }
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const CliRun r = run({"--cache", db, "--import", dir.file("part" + std::to_string(p) + ".json")});
+      if (r.code != 0) std::fprintf(stderr, "importer %d: %s", p, r.err.c_str());
+      _exit(r.code == 0 && r.err.empty() ? 0 : 1);  // no error surfaced, not even a warning
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto all = cache::TuningStore(db).list();
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kEach));
+  for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 1u);
 }
 
 }  // namespace
