@@ -2,6 +2,7 @@
 #include "tilemm/tilemm.h"
 
 #include <cstring>
+#include <type_traits>
 #include <string>
 
 #include "tilemm/blas.hpp"
@@ -44,18 +45,28 @@ tilemmStatus_t guarded(F&& body) noexcept {
   }
 }
 
-tilemm::Layout layout_of(tilemmLayout_t l) {
-  if (l == TILEMM_ROW_MAJOR) return tilemm::Layout::row_major;
-  if (l == TILEMM_COL_MAJOR) return tilemm::Layout::column_major;
-  throw tilemm::InvalidArgument("layout", "must be TILEMM_ROW_MAJOR or TILEMM_COL_MAJOR, got " +
-                                              std::to_string(static_cast<int>(l)));
+// A C caller may pass any int where an enum is expected, and in C++ even reading such a value
+// as the enum type is undefined: the value is taken from the object's bytes instead.
+template <typename Enum>
+long long raw_value(const Enum& e) {
+  std::underlying_type_t<Enum> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<long long>(v);
 }
 
-tilemm::Op op_of(tilemmOperation_t op, const char* name) {
-  if (op == TILEMM_OP_N) return tilemm::Op::none;
-  if (op == TILEMM_OP_T) return tilemm::Op::transpose;
-  throw tilemm::InvalidArgument(name, "must be TILEMM_OP_N or TILEMM_OP_T, got " +
-                                          std::to_string(static_cast<int>(op)));
+tilemm::Layout layout_of(const tilemmLayout_t& l) {
+  const long long v = raw_value(l);
+  if (v == TILEMM_ROW_MAJOR) return tilemm::Layout::row_major;
+  if (v == TILEMM_COL_MAJOR) return tilemm::Layout::column_major;
+  throw tilemm::InvalidArgument("layout", "must be TILEMM_ROW_MAJOR or TILEMM_COL_MAJOR, got " +
+                                              std::to_string(v));
+}
+
+tilemm::Op op_of(const tilemmOperation_t& op, const char* name) {
+  const long long v = raw_value(op);
+  if (v == TILEMM_OP_N) return tilemm::Op::none;
+  if (v == TILEMM_OP_T) return tilemm::Op::transpose;
+  throw tilemm::InvalidArgument(name, "must be TILEMM_OP_N or TILEMM_OP_T, got " + std::to_string(v));
 }
 
 }  // namespace
@@ -100,7 +111,7 @@ tilemmStatus_t tilemmAutotune(int64_t m, int64_t n, int64_t k, char* winner, siz
 }
 
 const char* tilemmGetStatusName(tilemmStatus_t status) {
-  switch (status) {
+  switch (raw_value(status)) {
     case TILEMM_STATUS_SUCCESS: return "TILEMM_STATUS_SUCCESS";
     case TILEMM_STATUS_INVALID_VALUE: return "TILEMM_STATUS_INVALID_VALUE";
     case TILEMM_STATUS_NO_DEVICE: return "TILEMM_STATUS_NO_DEVICE";
