@@ -13,7 +13,7 @@ export TILEMM_CACHE=/tmp/final.db
 ./tilemm-tune --device all --sizes 512,1024 --json > "$out/device-all.json" 2> "$out/device-all.err"; echo "device-all rc=$?"
 ./tilemm-tune --device all --sizes 512,1024 > "$out/device-all.txt" 2>&1
 for tool in memcheck racecheck synccheck; do
-  timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/test_gpu_correctness \
+  timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/test_gpu_correctness \
     --gtest_filter='*96x80x72' > "$out/sanitizer-$tool.log" 2>&1; echo "sanitizer $tool rc=$?"
 done
 grep -E "tests passed|tests failed|Total Test|\(Failed\)|\(Skipped\)" "$out/ctest.log" | tail -12
