@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$o
 cd /work/main/build
 ctest --output-on-failure -j1 > "$out/ctest.log" 2>&1; echo "ctest rc=$?"
 export TILEMM_CACHE=/tmp/final.db
-./tilemm-tune --device all --sizes 512,1024 --json > "$out/device-all.json" 2> "$out/device-all.err"; echo "device-all rc=$?"
+./tilemm-tune --device all --sizes 512,1024 --force --json > "$out/device-all.json" 2> "$out/device-all.err"; echo "device-all rc=$?"
 ./tilemm-tune --device all --sizes 512,1024 > "$out/device-all.txt" 2>&1
 for tool in memcheck racecheck synccheck; do
   timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/test_gpu_correctness \

@@ -88,7 +88,8 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
 }
 
 TEST(TuneCliParsing, DeviceZeroIsAValidOrdinal) {
-  const CliRun r = run({"--sizes", "64", "--device", "0"});
+  // In-process: inside this test binary there is no tilemm-tune to start as a worker.
+  const CliRun r = run({"--sizes", "64", "--device", "0", "--in-process"});
   EXPECT_NE(r.code, 2) << r.err;  // not a usage error; without a GPU it fails with 1
   if (r.code == 1) {
     EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
