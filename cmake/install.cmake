@@ -35,7 +35,7 @@ install(TARGETS tilemm tilemm_shared
 install(TARGETS ${TILEMM_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tilemm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
-install(FILES ${TILEMM_PRELOADED} DESTINATION ${CMAKE_INSTALL_DATADIR}/tilemm/preloaded)
+install(FILES ${TILEMM_EMBEDDED_PRELOADED_FILES} DESTINATION ${CMAKE_INSTALL_DATADIR}/tilemm/preloaded)
 
 # --- CMake package -------------------------------------------------------------------------------
 install(EXPORT tilemmTargets NAMESPACE tilemm:: DESTINATION ${TILEMM_CMAKE_DIR})
