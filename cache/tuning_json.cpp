@@ -14,6 +14,17 @@ namespace tilemm::cache {
 
 using nlohmann::json;
 
+json candidate_to_json(const CandidateResult& c) {
+  return {{"variant", c.variant},
+          {"status", to_string(c.status)},
+          {"reason", c.reason},
+          {"median_ms", c.stats.median_ms},
+          {"min_ms", c.stats.min_ms},
+          {"spread", c.stats.spread},
+          {"samples", c.stats.samples},
+          {"compile_ms", c.compile_ms}};
+}
+
 std::string entries_to_json(const std::vector<StoredEntry>& entries) {
   json doc;
   doc["format"] = kJsonFormatName;
@@ -21,15 +32,7 @@ std::string entries_to_json(const std::vector<StoredEntry>& entries) {
   json list = json::array();
   for (const auto& e : entries) {
     json candidates = json::array();
-    for (const auto& c : e.candidates)
-      candidates.push_back({{"variant", c.variant},
-                            {"status", to_string(c.status)},
-                            {"reason", c.reason},
-                            {"median_ms", c.stats.median_ms},
-                            {"min_ms", c.stats.min_ms},
-                            {"spread", c.stats.spread},
-                            {"samples", c.stats.samples},
-                            {"compile_ms", c.compile_ms}});
+    for (const auto& c : e.candidates) candidates.push_back(candidate_to_json(c));
     list.push_back({{"device_key", e.device_key},
                     {"arch", e.arch},
                     {"m", e.M},

@@ -2,6 +2,7 @@
 // validates every field before anything is applied.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@ namespace tilemm::cache {
 
 constexpr const char* kJsonFormatName = "tilemm-tuning";
 constexpr int kJsonFormatVersion = 1;
+
+// One candidate's fields as the format writes them (also the core of tilemm-tune --json).
+nlohmann::json candidate_to_json(const CandidateResult& c);
 
 // The JSON document of `entries` (pretty-printed, stable key order).
 std::string entries_to_json(const std::vector<StoredEntry>& entries);

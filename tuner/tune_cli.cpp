@@ -128,16 +128,11 @@ void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResu
   out << "\n";
 }
 
+// The exchange format's fields plus the TFLOP/s the table shows.
 json candidate_json(const CandidateResult& c, const Problem& p) {
-  return {{"variant", c.variant},
-          {"status", to_string(c.status)},
-          {"reason", c.reason},
-          {"median_ms", c.stats.median_ms},
-          {"min_ms", c.stats.min_ms},
-          {"spread", c.stats.spread},
-          {"samples", c.stats.samples},
-          {"compile_ms", c.compile_ms},
-          {"tflops", c.status == CandidateStatus::ok ? tflops_of(p, c.stats.median_ms) : 0.0}};
+  json j = cache::candidate_to_json(c);
+  j["tflops"] = c.status == CandidateStatus::ok ? tflops_of(p, c.stats.median_ms) : 0.0;
+  return j;
 }
 
 json result_json(const AutotuneResult& r) {
