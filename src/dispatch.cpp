@@ -45,9 +45,14 @@ namespace {
 
 std::atomic<std::uint64_t> tuning_count{0};
 
+// Minimal leading dimensions: part of the problem class, so of the cache key.
+bool dense_leading_dimensions(std::int64_t K, std::int64_t N, std::int64_t lda, std::int64_t ldb,
+                              std::int64_t ldc) {
+  return lda == std::max<std::int64_t>(1, K) && ldb == std::max<std::int64_t>(1, N) &&
+         ldc == std::max<std::int64_t>(1, N);
+}
 bool dense_leading_dimensions(const Problem& p) {
-  return p.lda == std::max<std::int64_t>(1, p.K) && p.ldb == std::max<std::int64_t>(1, p.N) &&
-         p.ldc == std::max<std::int64_t>(1, p.N);
+  return dense_leading_dimensions(p.K, p.N, p.lda, p.ldb, p.ldc);
 }
 
 // What a dispatch decision depends on; built without allocating, on every call.
@@ -559,8 +564,7 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   const DeviceInfo& device = current_device();
   detail::check_stream(stream, device);
   const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
-  const bool dense = args.lda == std::max<std::int64_t>(1, args.K) && args.ldb == args.N &&
-                     args.ldc == args.N;
+  const bool dense = dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
   const ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense};
   Dispatcher& dispatcher = Dispatcher::instance();
   auto decision = dispatcher.find(key);
