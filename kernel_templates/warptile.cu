@@ -13,6 +13,14 @@
 // 2048. No block swizzle: at N = 4096 one wave of 264 blocks streams B (64 MB) once in ~16 us
 // against ~0.7 ms of FMAs, so L2 reuse across blocks is not what limits it.
 //
+// SPLIT_K > 1 makes the split-K variant of the same kernel: grid.z = SPLIT_K blocks share each
+// C tile, block z multiplies its own run of K tiles and stores its partial product to slice z of
+// a workspace (the host passes the workspace as C, alpha = 1, beta = 0, and slices M * ldc
+// floats apart); a second kernel of this module, <name>_reduce, sums the slices in a fixed order
+// and applies alpha and beta. That gives small M x N with large K enough blocks for all 132 SMs
+// (512^2 in 64x64 tiles is 64 blocks), keeps every sum in FP32 and the result deterministic (no
+// atomics), and costs one extra pass over S * M * N floats that are still in L2.
+//
 // Edge tiles load zeros out of range and guard their stores, so every M, N, K >= 0 and every
 // leading dimension >= the row length is correct. A float4 that would cross the edge of the
 // matrix falls back to guarded scalar accesses, so VEC == 4 needs only what alignment class 4
@@ -43,6 +51,12 @@
 #endif
 #ifndef VEC
 #define VEC 4
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
 #endif
 
 // Derived, not a parameter: one warp per warp tile.
@@ -77,6 +91,7 @@ constexpr int kBVecsPerRow = BN / VEC;
 constexpr int kBRowsPerPass = NTHREADS / kBVecsPerRow;
 constexpr int kBLoads = BK / kBRowsPerPass;
 
+static_assert(SPLIT_K >= 1, "SPLIT_K is the number of K slices, at least 1");
 static_assert(VEC == 1 || VEC == 4, "VEC is 1 (scalar, any alignment) or 4 (float4 accesses)");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WM x WN must divide the block tile");
 static_assert(NTHREADS == 128 || NTHREADS == 256,
@@ -126,7 +141,15 @@ static __device__ __forceinline__ float scale(float alpha, float acc, float beta
   return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
 
-extern "C" __global__ void __launch_bounds__(NTHREADS)
+// MIN_BLOCKS = 2 caps registers at 128 so that two blocks share an SM: one block's barrier
+// wait is hidden by the other's FMAs. Spelled only when above 1: an explicit minimum of 1 changes
+// ptxas's register allocation (151 -> 159 registers for 64x128 VEC 1), measured 10% slower.
+#if MIN_BLOCKS > 1
+#define TILEMM_LAUNCH_BOUNDS __launch_bounds__(NTHREADS, MIN_BLOCKS)
+#else
+#define TILEMM_LAUNCH_BOUNDS __launch_bounds__(NTHREADS)
+#endif
+extern "C" __global__ void TILEMM_LAUNCH_BOUNDS
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
@@ -154,6 +177,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // Rows beyond M or K are never dereferenced; the pointers only advance.
   const float* a_src = A + static_cast<long long>(m0 + a_row) * lda + a_col;
   const float* b_src = B + static_cast<long long>(b_row) * ldb + n0 + b_col;
+
 
   float a_stage[kALoads * VEC];
   float b_stage[kBLoads * VEC];
@@ -193,16 +217,30 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
   };
 
-  float acc[kThreadM][kThreadN] = {};
   const int k_tiles = K / BK + (K % BK != 0);  // not (K + BK - 1) / BK: K may be near 2^31
-  if (k_tiles > 0) {
-    load_tile(0);
+#if SPLIT_K > 1
+  // This block's run of K tiles [t_begin, t_end): whole tiles, so only the last run has a K
+  // edge; a run past the end is empty and stores zeros. Its partial goes to slice blockIdx.z.
+  const int per_split = k_tiles / SPLIT_K + (k_tiles % SPLIT_K != 0);
+  const int t_begin = min(k_tiles, static_cast<int>(blockIdx.z) * per_split);
+  const int t_end = min(k_tiles, t_begin + per_split);
+  a_src += static_cast<long long>(t_begin) * BK;
+  b_src += static_cast<long long>(t_begin) * BK * ldb;
+  C += static_cast<long long>(blockIdx.z) * M * ldc;
+#else
+  const int t_begin = 0;
+  const int t_end = k_tiles;
+#endif
+
+  float acc[kThreadM][kThreadN] = {};
+  if (t_begin < t_end) {
+    load_tile(t_begin * BK);
     store_tile(0);
     __syncthreads();  // stage 0 is complete before anyone reads it
   }
-  for (int t = 0; t < k_tiles; ++t) {
-    const int stage = t & 1;
-    const bool more = t + 1 < k_tiles;  // the same in every thread: the barrier below is uniform
+  for (int t = t_begin; t < t_end; ++t) {
+    const int stage = (t - t_begin) & 1;
+    const bool more = t + 1 < t_end;  // the same in every thread: the barrier below is uniform
     // Issued now, consumed after the FMAs below: the global latency hides behind them.
     if (more) load_tile((t + 1) * BK);
 
@@ -278,3 +316,52 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         }
     }
 }
+
+#if SPLIT_K > 1
+#define TILEMM_PASTE2(a, b) a##b
+#define TILEMM_PASTE(a, b) TILEMM_PASTE2(a, b)
+// C = alpha * (W[0] + W[1] + ... + W[SPLIT_K - 1]) + beta * C, the slices summed in this order
+// whatever the launch. Each thread owns VEC consecutive columns of a row; the grid strides over
+// rows, so any M fits the grid's y limit. The workspace W is dense: ldw = N rounded up to 4.
+extern "C" __global__ void __launch_bounds__(256)
+TILEMM_PASTE(TILEMM_KERNEL_NAME, _reduce)(int M, int N, const float* __restrict__ W, long long ldw,
+                                         float alpha, float beta, float* __restrict__ C,
+                                         long long ldc) {
+  const int col = (blockIdx.x * 256 + threadIdx.x) * VEC;
+  if (col >= N) return;
+  const long long slice = static_cast<long long>(M) * ldw;
+  for (int row = blockIdx.y; row < M; row += gridDim.y) {
+    const float* w = W + static_cast<long long>(row) * ldw + col;
+    float* c = C + static_cast<long long>(row) * ldc + col;
+    if (VEC == 4 && col + 4 <= N) {
+      float4 sum = *reinterpret_cast<const float4*>(w);
+#pragma unroll
+      for (int z = 1; z < SPLIT_K; ++z) {
+        const float4 v = *reinterpret_cast<const float4*>(w + z * slice);
+        sum.x += v.x;
+        sum.y += v.y;
+        sum.z += v.z;
+        sum.w += v.w;
+      }
+      float4 out;
+      if (beta == 0.0f) {  // C is not read: it may hold NaN
+        out = make_float4(alpha * sum.x, alpha * sum.y, alpha * sum.z, alpha * sum.w);
+      } else {
+        const float4 old = *reinterpret_cast<const float4*>(c);
+        out = make_float4(fmaf(alpha, sum.x, beta * old.x), fmaf(alpha, sum.y, beta * old.y),
+                          fmaf(alpha, sum.z, beta * old.z), fmaf(alpha, sum.w, beta * old.w));
+      }
+      *reinterpret_cast<float4*>(c) = out;
+    } else {
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        if (col + e >= N) break;
+        float sum = w[e];
+#pragma unroll
+        for (int z = 1; z < SPLIT_K; ++z) sum += w[z * slice + e];
+        c[e] = scale(alpha, sum, beta, c + e);
+      }
+    }
+  }
+}
+#endif

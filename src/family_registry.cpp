@@ -1,5 +1,7 @@
 #include "family_registry.hpp"
 
+#include <algorithm>
+
 #include "kernel_sources.hpp"
 #include "tilemm/error.hpp"
 
@@ -48,21 +50,43 @@ std::size_t tiled_shared(const Variant& v) {
 namespace {
 std::vector<Family>& registry() {
   static std::vector<Family> all = {
-      {"naive", "naive.cu", {}, always_valid, naive_geometry, naive_shared, no_alignment},
+      {"naive", "naive.cu", {}, always_valid, naive_geometry, naive_shared, no_alignment,
+       no_k_split, false},
       {"tiled",
        "tiled.cu",
        {{"t", "TILE", {8, 16, 32}}, {"p", "PAD", {0, 1}}},
        always_valid,
        tiled_geometry,
        tiled_shared,
-       no_alignment},
+       no_alignment,
+       no_k_split,
+       false},
       warptile_family(),
+      splitk_family(),
+      padded_family(),
   };
   return all;
 }
 }  // namespace
 
 const std::vector<Family>& families() { return registry(); }
+
+int no_k_split(const Variant&) { return 1; }
+
+std::int64_t aligned_ld(std::int64_t n) { return (std::max<std::int64_t>(n, 1) + 3) / 4 * 4; }
+
+std::size_t workspace_bytes(const Family& family, const Variant& v, const Problem& problem) {
+  const auto M = static_cast<std::size_t>(problem.M);
+  const auto K = static_cast<std::size_t>(problem.K);
+  const auto n4 = static_cast<std::size_t>(aligned_ld(problem.N));
+  const auto k4 = static_cast<std::size_t>(aligned_ld(problem.K));
+  std::size_t floats = 0;
+  // Every part is a whole number of 4-float rows, so each starts 16-byte aligned.
+  if (family.aligned_copies) floats += M * k4 + K * n4 + M * n4;
+  if (const int splits = family.k_splits(v); splits > 1)
+    floats += static_cast<std::size_t>(splits) * M * n4;
+  return floats * sizeof(float);
+}
 
 void register_extra_family(const Family& family, const EmbeddedTemplate& source) {
   for (const auto& f : registry())

@@ -38,12 +38,32 @@ struct Family {
   std::size_t (*shared_bytes)(const Variant&);
   // Alignment class (1, 2 or 4 floats) a problem needs for this variant.
   int (*required_alignment)(const Variant&);
+  // How many slices K is split into (grid.z). Above 1 the module also holds <name>_reduce, and
+  // a launch needs a workspace of that many M x N partial products (see launch.cpp).
+  int (*k_splits)(const Variant&);
+  // Runs on copies of A, B and C whose rows start 16-byte aligned (leading dimensions rounded up
+  // to 4 floats), so that its float4 kernel serves problems of any alignment (see launch.cpp).
+  bool aligned_copies;
 };
+
+// k_splits of the families that do not split K.
+int no_k_split(const Variant&);
 
 const std::vector<Family>& families();
 
 // The register-blocked warp-tiled family (src/family_warptile.cpp), an entry of families().
 Family warptile_family();
+// The same kernel with K split over grid.z and a reduction (src/family_warptile.cpp).
+Family splitk_family();
+// The float4 warptile kernel on aligned copies of the operands (src/family_warptile.cpp).
+Family padded_family();
+
+// Leading dimension of an aligned copy (or of a split-K slice) of rows of `n` floats.
+std::int64_t aligned_ld(std::int64_t n);
+
+// Bytes of workspace one launch of `v` on `problem` needs: the split-K slices or the aligned
+// copies; 0 for the families that need none.
+std::size_t workspace_bytes(const Family& family, const Variant& v, const Problem& problem);
 
 struct EmbeddedTemplate;
 

@@ -25,7 +25,7 @@ struct Tiles {
   int threads() const { return (bm / wm) * (bn / wn) * 32; }
 };
 
-std::string check(const Variant& v) {
+std::string check_tiles(const Variant& v) {
   const Tiles t(v);
   if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.wm <= 0 || t.wn <= 0 || t.tm <= 0 || t.tn <= 0)
     return "every tile size must be positive";
@@ -67,6 +67,29 @@ std::string check(const Variant& v) {
   return {};
 }
 
+// __launch_bounds__(256, 2): two blocks per SM need <= 128 registers per thread. The 256-thread
+// tiles of 64 outputs per thread use ~140 unbounded, so one block runs per SM (8 warps) and each
+// barrier idles the SM; bounded, they fit in 128 without spilling (the compile test checks).
+std::string check_warptile(const Variant& v) {
+  const int min_blocks = v.param("mb");
+  if (min_blocks != 1 && min_blocks != 2) return "MIN_BLOCKS is 1 or 2";
+  if (std::string why = check_tiles(v); !why.empty()) return why;
+  const Tiles t(v);
+  if (min_blocks == 2 && (t.threads() != 256 || t.wm * t.wn / 32 > 64 || t.vec != 4 ||
+                          t.bm != 128 || t.bn != 128))
+    return "MIN_BLOCKS = 2 only for 128x128 tiles of 256 threads with float4 loads: more "
+           "outputs, scalar staging or the 256-row A tile do not fit 128 registers unspilled, "
+           "and 128-thread blocks fit twice unbounded";
+  return {};
+}
+
+int splits(const Variant& v) { return v.param("s"); }
+
+std::string check_split(const Variant& v) {
+  if (splits(v) < 2) return "SPLIT_K must be at least 2 (1 is the warptile family)";
+  return check_tiles(v);
+}
+
 // Two stages of As[BK][BM + 4] and Bs[BK][BN], all dynamic shared memory.
 std::size_t shared_bytes(const Variant& v) {
   const Tiles t(v);
@@ -90,6 +113,13 @@ LaunchGeometry geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
+LaunchGeometry split_geometry(const Variant& v, const Problem& p) {
+  LaunchGeometry g = geometry(v, p);
+  g.grid_z64 = static_cast<std::uint64_t>(splits(v));
+  g.grid[2] = static_cast<unsigned>(g.grid_z64);
+  return g;
+}
+
 int alignment(const Variant& v) { return v.param("v"); }
 
 }  // namespace
@@ -98,7 +128,8 @@ Family warptile_family() {
   // 8 (block, warp) tilings pass check(): 64x64 with 32x32 warps; 64x128, 128x64 and 128x128
   // with 4 warps; 128x128 with 64x32 or 32x64 warps, 256x64 and 256x128 with 8 warps. Times the
   // thread sub-tiles 4x4 and 8x4 (plus 4x8 for tall warps), two BK and two VEC: 76, less the 3
-  // of 256x64 BK 8 VEC 4, whose B tile has fewer float4 than the block has threads: 73 variants.
+  // of 256x64 BK 8 VEC 4, whose B tile has fewer float4 than the block has threads: 73 variants
+  // of MIN_BLOCKS 1, plus the 10 float4 128x128 ones of 256 threads with MIN_BLOCKS 2: 83.
   return {"warptile",
           "warptile.cu",
           {{"bm", "BM", {64, 128, 256}},
@@ -108,11 +139,64 @@ Family warptile_family() {
            {"wn", "WN", {32, 64}},
            {"tm", "TM", {4, 8}},
            {"tn", "TN", {4, 8}},
-           {"v", "VEC", {1, 4}}},
-          check,
+           {"v", "VEC", {1, 4}},
+           {"mb", "MIN_BLOCKS", {1, 2}}},
+          check_warptile,
           geometry,
           shared_bytes,
-          alignment};
+          alignment,
+          no_k_split,
+          false};
+}
+
+Family splitk_family() {
+  // For small M x N and large K, where even 64x64 tiles leave SMs idle (512^2 is 64 blocks for
+  // 132 SMs): the smaller block tiles of warptile (up to 128x128), BK 16 (the better BK of every
+  // measured warptile winner), times 2 to 8 K slices. The tuner prunes it where the unsplit grid
+  // already fills every SM (tuner.cpp), so it costs tuning time only on the shapes it serves.
+  return {"splitk",
+          "warptile.cu",
+          {{"bm", "BM", {64, 128}},
+           {"bn", "BN", {64, 128}},
+           {"bk", "BK", {16}},
+           {"wm", "WM", {32, 64}},
+           {"wn", "WN", {32, 64}},
+           {"tm", "TM", {4, 8}},
+           {"tn", "TN", {4}},
+           {"v", "VEC", {1, 4}},
+           {"s", "SPLIT_K", {2, 3, 4, 6, 8}}},
+          check_split,
+          split_geometry,
+          shared_bytes,
+          alignment,
+          splits,
+          false};
+}
+
+Family padded_family() {
+  // Odd leading dimensions (N = 4097, say) allow only the scalar warptile kernels. This family
+  // runs the float4 kernel on copies whose rows are rounded up to 4 floats (two strided copies
+  // in, one out, cudaMemcpy2DAsync), so the tuner prunes it on aligned problems and times it
+  // against the scalar kernels on the others. Measured at 4097 on the H200: 3.69 ms against
+  // 3.73 ms for the best scalar kernel; the float4 kernel alone would be ~3.1 ms, so the copies
+  // (odd pitches) take most of the gain: a dedicated copy kernel is the next step. Its tiles
+  // are those that win at N >= 2048 (BN 128).
+  return {"padded",
+          "warptile.cu",
+          {{"bm", "BM", {64, 128, 256}},
+           {"bn", "BN", {128}},
+           {"bk", "BK", {16}},
+           {"wm", "WM", {32, 64}},
+           {"wn", "WN", {32, 64}},
+           {"tm", "TM", {4, 8}},
+           {"tn", "TN", {4}},
+           {"v", "VEC", {4}}},
+          check_tiles,
+          geometry,
+          shared_bytes,
+          [](const Variant&) { return 1; },
+          no_k_split,
+          true};
 }
 
 }  // namespace tilemm::detail

@@ -65,11 +65,15 @@ void install(Slot& slot, const DeviceInfo& device, const Variant& v,
   loaded->variant = v;
   loaded->family = &find_family(v.family);
   loaded->device = device.ordinal;
-  const cudaError_t status = cudaLibraryGetKernel(&loaded->kernel, library->get(), name.c_str());
-  if (status != cudaSuccess)
-    throw Error(ErrorKind::cuda, "tilemm: cudaLibraryGetKernel('" + name +
-                                     "') failed: " + cudaGetErrorString(status) +
-                                     " (the CUBIN does not hold this variant's kernel)");
+  auto get_kernel = [&](cudaKernel_t* out, const std::string& symbol) {
+    const cudaError_t status = cudaLibraryGetKernel(out, library->get(), symbol.c_str());
+    if (status != cudaSuccess)
+      throw Error(ErrorKind::cuda, "tilemm: cudaLibraryGetKernel('" + symbol +
+                                       "') failed: " + cudaGetErrorString(status) +
+                                       " (the CUBIN does not hold this variant's kernel)");
+  };
+  get_kernel(&loaded->kernel, name);
+  if (loaded->family->k_splits(v) > 1) get_kernel(&loaded->reduce, name + "_reduce");
   // Kernels that need more than the default 48 KiB of shared memory must opt in per device.
   const std::size_t shared = loaded->family->shared_bytes(v);
   if (shared > 48 * 1024)

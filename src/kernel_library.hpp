@@ -16,6 +16,7 @@ struct LoadedKernel {
   Variant variant;
   const Family* family = nullptr;
   cudaKernel_t kernel = nullptr;
+  cudaKernel_t reduce = nullptr;  // <name>_reduce, for families that split K; else nullptr
   int device = 0;
 };
 

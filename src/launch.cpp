@@ -1,11 +1,51 @@
 #include "launch.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
 #include "cuda_check.hpp"
 
 namespace tilemm::detail {
+namespace {
 
-void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
-  const LaunchGeometry g = kernel.family->geometry(kernel.variant, args.problem());
+// Workspaces (split-K slices, aligned copies) come from one stream-ordered pool per device: an allocation is ordered with
+// the kernels that use it on the caller's stream, so concurrent calls on different streams never
+// share a workspace, and nothing synchronizes. The pool keeps freed memory (up to the
+// threshold) for the next call instead of returning it to the driver at every synchronization,
+// which is what the default pool would do. tilemm's own pool, so the application's use of the
+// device's default pool is left alone. Never destroyed, like the loaded kernels.
+constexpr std::uint64_t kPoolKeepBytes = std::uint64_t{512} << 20;
+
+cudaMemPool_t workspace_pool(int device) {
+  static std::mutex mutex;
+  static auto* pools = new std::map<int, cudaMemPool_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = pools->find(device); it != pools->end()) return it->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  TILEMM_CUDA(cudaMemPoolCreate(&pool, &props));
+  std::uint64_t keep = kPoolKeepBytes;
+  TILEMM_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  (*pools)[device] = pool;
+  return pool;
+}
+
+void launch_kernel(cudaKernel_t kernel, const LaunchGeometry& g, void** params,
+                   cudaStream_t stream) {
+  const dim3 grid(g.grid[0], g.grid[1], g.grid[2]);
+  const dim3 block(g.block[0], g.block[1], g.block[2]);
+  TILEMM_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, params,
+                               g.dynamic_shared_bytes, stream));
+}
+
+// Plain launch of the kernel on `args`, which the caller has validated.
+void launch_direct(const LoadedKernel& kernel, const GemmArgs& args, const LaunchGeometry& g,
+                   cudaStream_t stream) {
   // The kernel signature shared by every template: dimensions as int (validated < 2^31),
   // leading dimensions as 64-bit so that row * ld never overflows.
   int M = static_cast<int>(args.M), N = static_cast<int>(args.N), K = static_cast<int>(args.K);
@@ -15,10 +55,97 @@ void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t strea
   float* C = args.C;
   long long lda = args.lda, ldb = args.ldb, ldc = args.ldc;
   void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
-  const dim3 grid(g.grid[0], g.grid[1], g.grid[2]);
-  const dim3 block(g.block[0], g.block[1], g.block[2]);
-  TILEMM_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.kernel), grid, block, params,
-                               g.dynamic_shared_bytes, stream));
+  launch_kernel(kernel.kernel, g, params, stream);
+}
+
+// The GEMM kernel into slices of `workspace`, then <name>_reduce into C.
+void launch_split(const LoadedKernel& kernel, const GemmArgs& args, const LaunchGeometry& g,
+                  float* workspace, cudaStream_t stream) {
+  GemmArgs partial = args;
+  partial.alpha = 1.0f;
+  partial.beta = 0.0f;
+  partial.C = workspace;
+  partial.ldc = aligned_ld(args.N);
+  launch_direct(kernel, partial, g, stream);
+
+  int M = static_cast<int>(args.M), N = static_cast<int>(args.N);
+  const float* W = workspace;
+  long long ldw = partial.ldc;
+  float alpha = args.alpha, beta = args.beta;
+  float* C = args.C;
+  long long ldc = args.ldc;
+  void* reduce_params[] = {&M, &N, &W, &ldw, &alpha, &beta, &C, &ldc};
+  // Must match the reduce kernel of the template: 256 threads, each VEC columns of a row, the
+  // grid's rows striding over M.
+  constexpr std::int64_t kReduceThreads = 256;
+  const std::int64_t columns_per_block = kReduceThreads * kernel.variant.param("v");
+  LaunchGeometry r;
+  r.grid[0] = static_cast<unsigned>((args.N + columns_per_block - 1) / columns_per_block);
+  r.grid[1] = static_cast<unsigned>(std::min<std::int64_t>(args.M, 4096));
+  r.block[0] = static_cast<unsigned>(kReduceThreads);
+  launch_kernel(kernel.reduce, r, reduce_params, stream);
+}
+
+// rows x cols floats from src (row pitch src_ld) to dst (row pitch dst_ld), on the stream.
+void copy_rows(float* dst, std::int64_t dst_ld, const float* src, std::int64_t src_ld,
+               std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  TILEMM_CUDA(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dst_ld) * sizeof(float), src,
+                                static_cast<std::size_t>(src_ld) * sizeof(float),
+                                static_cast<std::size_t>(cols) * sizeof(float),
+                                static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
+}
+
+// Everything that runs between the workspace's allocation and its release.
+void launch_with_workspace(const LoadedKernel& kernel, const GemmArgs& args,
+                           const LaunchGeometry& g, float* workspace, cudaStream_t stream) {
+  GemmArgs run = args;
+  float* next = workspace;
+  float* aligned_c = nullptr;
+  if (kernel.family->aligned_copies) {
+    // Layout as in workspace_bytes(): A (M x k4), B (K x n4), C (M x n4).
+    const std::int64_t k4 = aligned_ld(args.K), n4 = aligned_ld(args.N);
+    float* a = next;
+    next += args.M * k4;
+    float* b = next;
+    next += args.K * n4;
+    aligned_c = next;
+    next += args.M * n4;
+    copy_rows(a, k4, args.A, args.lda, args.M, args.K, stream);
+    copy_rows(b, n4, args.B, args.ldb, args.K, args.N, stream);
+    if (args.beta != 0.0f) copy_rows(aligned_c, n4, args.C, args.ldc, args.M, args.N, stream);
+    run.A = a;
+    run.lda = k4;
+    run.B = b;
+    run.ldb = n4;
+    run.C = aligned_c;
+    run.ldc = n4;
+  }
+  if (kernel.reduce != nullptr)
+    launch_split(kernel, run, g, next, stream);
+  else
+    launch_direct(kernel, run, g, stream);
+  if (aligned_c != nullptr) copy_rows(args.C, args.ldc, aligned_c, run.ldc, args.M, args.N, stream);
+}
+
+}  // namespace
+
+void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
+  const LaunchGeometry g = kernel.family->geometry(kernel.variant, args.problem());
+  const std::size_t bytes = workspace_bytes(*kernel.family, kernel.variant, args.problem());
+  if (bytes == 0) {
+    launch_direct(kernel, args, g, stream);
+    return;
+  }
+  void* workspace = nullptr;
+  TILEMM_CUDA(cudaMallocFromPoolAsync(&workspace, bytes, workspace_pool(kernel.device), stream));
+  try {
+    launch_with_workspace(kernel, args, g, static_cast<float*>(workspace), stream);
+  } catch (...) {
+    (void)cudaFreeAsync(workspace, stream);  // the launch error is the one to report
+    throw;
+  }
+  TILEMM_CUDA(cudaFreeAsync(workspace, stream));
 }
 
 }  // namespace tilemm::detail

@@ -32,13 +32,39 @@ TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
 TEST(CanRun, OnlyFloat4VariantsNeedAlignmentFour) {
   const auto device = synthetic_h200();
   const Problem unaligned = Problem::dense(1000, 1000, 1000, 1);
-  EXPECT_TRUE(can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v1"), device,
+  EXPECT_TRUE(can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v1_mb1"), device,
                       unaligned)
                   .ok);
   const Verdict verdict =
-      can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v4"), device, unaligned);
+      can_run(parse_variant("warptile_bm128_bn128_bk8_wm64_wn32_tm8_tn4_v4_mb1"), device, unaligned);
   EXPECT_FALSE(verdict.ok);
   EXPECT_NE(verdict.reason.find("aligned to 4 floats"), std::string::npos) << verdict.reason;
+}
+
+TEST(CanRun, AlignedCopiesServeEveryAlignment) {
+  const auto device = synthetic_h200();
+  const Variant padded = parse_variant("padded_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4");
+  EXPECT_TRUE(can_run(padded, device, Problem::dense(4097, 4097, 4097, 1)).ok);
+  // A, B and C copies of 4097^2 floats each are 192 MiB; of 10000^2, 1.1 GiB: refused.
+  const Verdict big = can_run(padded, device, Problem::dense(10000, 10001, 10001, 1));
+  EXPECT_FALSE(big.ok);
+  EXPECT_NE(big.reason.find("exceeds the 1024 MiB limit"), std::string::npos) << big.reason;
+}
+
+TEST(CanRun, SplitKWorkspaceIsBounded) {
+  // 8 slices of 1000 x 1000 are 32 MB of workspace: fine. Of 8192 x 8192, 2 GiB: refused with
+  // the reason, while the unsplit twin runs the same problem.
+  const auto device = synthetic_h200();
+  const Variant split = parse_variant("splitk_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4_s8");
+  EXPECT_TRUE(can_run(split, device, Problem::dense(1000, 1000, 1000, 4)).ok);
+  const Problem big = Problem::dense(8192, 8192, 8192, 4);
+  const Verdict verdict = can_run(split, device, big);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("workspace of 2048 MiB exceeds the 1024 MiB limit"),
+            std::string::npos)
+      << verdict.reason;
+  EXPECT_TRUE(
+      can_run(parse_variant("warptile_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"), device, big).ok);
 }
 
 TEST(CanRun, RejectsMoreThreadsPerBlockThanTheDeviceAllows) {

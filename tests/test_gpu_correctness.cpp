@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "gpu_test_support.hpp"
@@ -127,6 +129,125 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{96, 80, 72}, Case{260, 196, 132}, Case{516, 1028, 36, 0.5f, -1.0f},
                       Case{4, 4, 4}, Case{4, 8, 1000}, Case{1004, 12, 4}),
     case_name);
+
+// One variant of each family, chosen as the one that needs the most alignment the problem has
+// (float4 where it can), at shapes off every tile: the test that compute-sanitizer runs
+// (scripts/gpu-tune-bench.sh), small enough for its tools' slowdown.
+TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const DeviceInfo& device = current_device();
+  struct Shape {
+    std::int64_t M, N, K;
+  };
+  // 96x80x260: class 4, K in 17 tiles of 16 (uneven split-K slices); 67x45x129: class 1.
+  for (const Shape& shape : {Shape{96, 80, 260}, Shape{67, 45, 129}}) {
+    const auto a = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.K), rng);
+    const auto b = testing::random_matrix(static_cast<std::size_t>(shape.K * shape.N), rng);
+    const auto c0 = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.N), rng);
+    const float alpha = 0.75f, beta = -1.25f;
+    const auto ref = testing::reference_gemm(shape.M, shape.N, shape.K, alpha, a, shape.K, b,
+                                             shape.N, beta, c0, shape.N);
+    testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
+    A.upload(a);
+    B.upload(b);
+    GemmArgs args;
+    args.M = shape.M;
+    args.N = shape.N;
+    args.K = shape.K;
+    args.alpha = alpha;
+    args.A = A.get();
+    args.lda = shape.K;
+    args.B = B.get();
+    args.ldb = shape.N;
+    args.beta = beta;
+    args.C = C.get();
+    args.ldc = shape.N;
+    for (const auto& family : family_names()) {
+      auto vec = [](const Variant& v) {
+        for (const auto& [key, value] : v.params)
+          if (key == "v") return value;
+        return 1;
+      };
+      std::optional<Variant> pick;
+      for (const auto& v : variant_space(family))
+        if (can_run(v, device, args.problem()) && (!pick || vec(v) > vec(*pick))) pick = v;
+      ASSERT_TRUE(pick.has_value()) << family;
+      const std::string name = variant_name(*pick);
+      C.upload(c0);
+      run_variant(*pick, args);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
+      const auto out = C.download();
+      std::int64_t bad = 0;
+      for (std::size_t e = 0; e < out.size(); ++e)
+        if (!(std::fabs(out[e] - ref.value[e]) <= testing::tolerance(shape.K, ref.magnitude[e])))
+          ++bad;
+      EXPECT_EQ(bad, 0) << name << " at " << shape.M << "x" << shape.N << "x" << shape.K;
+    }
+  }
+}
+
+// Split-K partial products go through a workspace allocated on the caller's stream. Two streams
+// running the same split variant at once must not share one, and the fixed-order reduction must
+// give the same bits every time: 16 launches per stream, each into its own C, all equal to the
+// first and to the float64 reference.
+TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
+  TILEMM_REQUIRE_DEVICE();
+  const Variant v = parse_variant("splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s4");
+  const std::int64_t M = 200, N = 300, K = 1000;  // off every tile; K in 4 uneven slices
+  constexpr int kLaunches = 16;
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+
+  struct Stream {
+    cudaStream_t stream = nullptr;
+    std::vector<float> a, b;
+    std::unique_ptr<testing::DeviceBuffer> A, B;
+    std::vector<std::unique_ptr<testing::DeviceBuffer>> C;
+  };
+  Stream streams[2];
+  for (auto& s : streams) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), cudaSuccess);
+    s.a = testing::random_matrix(static_cast<std::size_t>(M * K), rng);
+    s.b = testing::random_matrix(static_cast<std::size_t>(K * N), rng);
+    s.A = std::make_unique<testing::DeviceBuffer>(s.a.size());
+    s.B = std::make_unique<testing::DeviceBuffer>(s.b.size());
+    s.A->upload(s.a);
+    s.B->upload(s.b);
+    for (int i = 0; i < kLaunches; ++i)
+      s.C.push_back(std::make_unique<testing::DeviceBuffer>(static_cast<std::size_t>(M * N)));
+  }
+  for (int i = 0; i < kLaunches; ++i)
+    for (auto& s : streams) {
+      GemmArgs args;
+      args.M = M;
+      args.N = N;
+      args.K = K;
+      args.A = s.A->get();
+      args.lda = K;
+      args.B = s.B->get();
+      args.ldb = N;
+      args.C = s.C[static_cast<std::size_t>(i)]->get();
+      args.ldc = N;
+      run_variant(v, args, s.stream);
+    }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  for (auto& s : streams) {
+    const auto ref = testing::reference_gemm(M, N, K, 1.0f, s.a, K, s.b, N, 0.0f, {}, N);
+    const auto first = s.C[0]->download();
+    std::int64_t bad = 0;
+    for (std::size_t e = 0; e < first.size(); ++e)
+      if (!(std::fabs(first[e] - ref.value[e]) <= testing::tolerance(K, ref.magnitude[e]))) ++bad;
+    EXPECT_EQ(bad, 0) << "elements off the float64 reference";
+    for (int i = 1; i < kLaunches; ++i)
+      EXPECT_EQ(s.C[static_cast<std::size_t>(i)]->download(), first) << "launch " << i;
+    cudaStreamDestroy(s.stream);
+  }
+}
 
 TEST(KernelLibrary, SecondLaunchOfAVariantCompilesNothing) {
   TILEMM_REQUIRE_DEVICE();

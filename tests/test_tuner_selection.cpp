@@ -152,7 +152,7 @@ TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
 TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   // 512 x 512: 256 x 128 tiles give 8 blocks for 132 SMs, 32 x 32 tiles give 256.
   FakeBench bench;
-  TuneSettings s = settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4"});
+  TuneSettings s = settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"});
   std::vector<std::string> compiled;
   std::mutex mutex;
   s.compile = [&](const Variant& v, const std::string& arch) {
@@ -162,13 +162,54 @@ TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   };
   const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
-  const auto& big = find(out, "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4");
+  const auto& big = find(out, "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1");
   EXPECT_EQ(big.status, CandidateStatus::pruned);
   EXPECT_NE(big.reason.find("8 blocks"), std::string::npos) << big.reason;
   // At 4096 the same tile fills the GPU and is a candidate.
   compiled.clear();
   tune(synthetic_device(), Problem::square(4096), bench, s);
   EXPECT_EQ(compiled.size(), 2u);
+}
+
+TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdle) {
+  const std::string tile64 = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s4";
+  const std::string tile64_s8 = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s8";
+  FakeBench bench;
+  TuneSettings s = settings_for({"tiled_t32_p0", tile64, tile64_s8});
+  std::vector<std::string> compiled;
+  std::mutex mutex;
+  s.compile = [&](const Variant& v, const std::string& arch) {
+    std::lock_guard<std::mutex> lock(mutex);
+    compiled.push_back(variant_name(v));
+    return fake_compile(v, arch);
+  };
+  // 512^3: 64 tiles of 64 x 64 for 132 SMs, K = 512 in 4 or 8 slices of 128 or 64: both tried.
+  tune(synthetic_device(), Problem::square(512), bench, s);
+  EXPECT_EQ(compiled.size(), 3u);
+  // 512 x 512 x 256: 8 slices would leave 32 of K each.
+  compiled.clear();
+  const auto shallow = tune(synthetic_device(), Problem::dense(512, 512, 256, 4), bench, s);
+  EXPECT_EQ(find(shallow, tile64_s8).status, CandidateStatus::pruned);
+  EXPECT_NE(find(shallow, tile64_s8).reason.find("under 64 per slice"), std::string::npos);
+  EXPECT_EQ(compiled.size(), 2u);
+  // 2048^3: 1024 tiles already fill the SMs: no split is compiled.
+  compiled.clear();
+  const auto big = tune(synthetic_device(), Problem::square(2048), bench, s);
+  EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
+  EXPECT_EQ(find(big, tile64).status, CandidateStatus::pruned);
+  EXPECT_NE(find(big, tile64).reason.find("1024 tiles already give"), std::string::npos)
+      << find(big, tile64).reason;
+}
+
+TEST(TunerSelection, AlignedCopiesAreTriedOnlyForUnalignedProblems) {
+  const std::string padded = "padded_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4";
+  FakeBench bench;
+  const TuneSettings s = settings_for({"tiled_t32_p0", padded});
+  const auto odd = tune(synthetic_device(), Problem::dense(4097, 4097, 4097, 4), bench, s);
+  EXPECT_EQ(find(odd, padded).status, CandidateStatus::ok);  // 4097 allows only class 1
+  const auto aligned = tune(synthetic_device(), Problem::square(4096), bench, s);
+  EXPECT_EQ(find(aligned, padded).status, CandidateStatus::pruned);
+  EXPECT_NE(find(aligned, padded).reason.find("the problem is aligned"), std::string::npos);
 }
 
 TEST(TunerSelection, NoCorrectCandidateIsAnErrorThatListsTheStatuses) {

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   for (const auto& t : detail::test_only_templates())
     if (t.file == "faulty.cu")
       detail::register_extra_family({"faulty", "faulty.cu", {{"m", "MODE", {0, 1}}}, valid, over_c,
-                                     no_shared, any_alignment},
+                                     no_shared, any_alignment, detail::no_k_split, false},
                                     t);
   return cli::run_tune_cli(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) == 1);
 }

@@ -64,15 +64,48 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
                        const Problem& problem) {
   if (device.sm_count <= 0) return;
   std::uint64_t most = 0;
-  for (const auto& p : pending) most = std::max(most, blocks_of(p.variant, problem));
+  for (const auto& p : pending)
+    if (p.result.status == CandidateStatus::ok)
+      most = std::max(most, blocks_of(p.variant, problem));
   const auto sms = static_cast<std::uint64_t>(device.sm_count);
   if (most < sms) return;
   for (auto& p : pending) {
     const std::uint64_t blocks = blocks_of(p.variant, problem);
-    if (blocks * 4 < sms) {
+    if (p.result.status == CandidateStatus::ok && blocks * 4 < sms) {
       p.result.status = CandidateStatus::pruned;
       p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +
                         std::to_string(sms) + " SMs, while smaller tiles fill them all";
+    }
+  }
+}
+
+// Cheap rules before anything compiles. Splitting K pays only where the unsplit grid leaves SMs
+// idle, and only while each slice keeps enough of K to amortize its tile loads: elsewhere the
+// split variant is its warptile twin plus a reduction pass. Aligned copies pay only where the
+// problem itself is not aligned: elsewhere they are the same kernel plus three copies.
+constexpr std::int64_t kMinKPerSlice = 64;
+
+void prune_needless_workspaces(std::vector<Pending>& pending, const DeviceInfo& device,
+                           const Problem& problem) {
+  for (auto& p : pending) {
+    const auto& family = detail::find_family(p.variant.family);
+    if (family.aligned_copies && problem.alignment >= 4) {
+      p.result.status = CandidateStatus::pruned;
+      p.result.reason = "the problem is aligned: the float4 kernel runs without the copies";
+      continue;
+    }
+    const int splits = family.k_splits(p.variant);
+    if (splits <= 1) continue;
+    const auto g = family.geometry(p.variant, problem);
+    const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
+    if (device.sm_count > 0 && tiles >= static_cast<std::uint64_t>(device.sm_count)) {
+      p.result.status = CandidateStatus::pruned;
+      p.result.reason = "its " + std::to_string(tiles) + " tiles already give each of the " +
+                        std::to_string(device.sm_count) + " SMs a block without splitting K";
+    } else if (problem.K / splits < kMinKPerSlice) {
+      p.result.status = CandidateStatus::pruned;
+      p.result.reason = "K = " + std::to_string(problem.K) + " in " + std::to_string(splits) +
+                        " slices leaves under " + std::to_string(kMinKPerSlice) + " per slice";
     }
   }
 }
@@ -127,6 +160,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  prune_needless_workspaces(pending, device, problem);
   prune_underfilled(pending, device, problem);
   compile_all(pending, device.arch(), settings.compile, threads);
 
