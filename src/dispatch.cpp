@@ -364,6 +364,12 @@ class Dispatcher {
             }
           }
         } release{*this, key, owner};
+        // The lease may be free because another process just finished tuning this key and
+        // stored its result after our miss: serve that result rather than tune the key twice.
+        if (!options.force) {
+          if (auto entry = fresh_entry(device, problem, true))
+            return to_result(*entry, problem, source_of(entry->source));
+        }
         return tune_and_store(device, problem, options);
       }
       if (!options.force) {

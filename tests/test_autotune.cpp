@@ -115,6 +115,33 @@ TEST(Dispatch, TwoThreadsMissingTheSameShapeTuneItOnce) {
   }
 }
 
+// The cross-process lease end to end: two processes start at once with one empty cache and both
+// miss the same shape. Exactly one tunes it; the other waits for that result (or, past its
+// bound, falls back) instead of tuning it again, and both compute the right answer.
+TEST(Dispatch, TwoProcessesMissingTheSameShapeTuneItOnce) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::string command =
+      "TILEMM_LOG=info " + std::string(TILEMM_DISPATCH_CHILD) + " --may-tune 345x234x456 2>&1";
+  std::FILE* pipes[2] = {popen(command.c_str(), "r"), popen(command.c_str(), "r")};
+  ASSERT_NE(pipes[0], nullptr);
+  ASSERT_NE(pipes[1], nullptr);
+  int tunings = 0;
+  std::string outputs;
+  for (std::FILE* pipe : pipes) {
+    std::string output;
+    char line[512];
+    while (std::fgets(line, sizeof line, pipe) != nullptr) output += line;
+    const int status = pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+    EXPECT_NE(output.find("shape 345x234x456 wrong=0"), std::string::npos) << output;
+    const auto at = output.find("tunings=");
+    ASSERT_NE(at, std::string::npos) << output;
+    tunings += std::atoi(output.c_str() + at + 8);
+    outputs += output;
+  }
+  EXPECT_EQ(tunings, 1) << "processes that tuned 345x234x456:\n" << outputs;
+}
+
 TEST(Dispatch, PolicyOffNeverTunesAndStaysCorrect) {
   TILEMM_REQUIRE_DEVICE();
   const auto before = tunings_run();
