@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Copies build/ into build-carry/ without what the GPU machine does not need (objects, static
+# libraries, CMake's per-target folders) and strips the programs: the device tool carries at most
+# 64 MiB. Usage: scripts/make-carry.sh [build] [build-carry]
+set -euo pipefail
+src=${1:-build}
+dst=${2:-build-carry}
+rm -rf "$dst"
+mkdir -p "$dst"
+tar -C "$src" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' --exclude='./generated' --exclude='./Testing' -cf - . | tar -C "$dst" -xf -
+find "$dst" -type f -executable \( -name "test_*" -o -name "tilemm-*" -o -name dispatch_child \
+  -o -name "fuzz_*" -o -name "c_api_smoke" -o -name "*.so*" \) -exec strip --strip-unneeded {} \; 2>/dev/null || true
+du -sh "$dst"
