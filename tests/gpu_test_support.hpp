@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tilemm/device.hpp"
+#include "tilemm/gemm.hpp"
 
 // Skips the calling test where this machine has no usable CUDA device. On a machine with one,
 // the test runs: a GPU test is never silently green.
@@ -54,6 +55,24 @@ class DeviceBuffer {
   float* ptr_ = nullptr;
   std::size_t count_ = 0;
 };
+
+// The arguments of a dense row-major problem (leading dimensions K, N, N) on device buffers.
+inline GemmArgs dense_args(std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+                           const float* A, const float* B, float beta, float* C) {
+  GemmArgs args;
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.alpha = alpha;
+  args.A = A;
+  args.lda = std::max<std::int64_t>(K, 1);
+  args.B = B;
+  args.ldb = N;
+  args.beta = beta;
+  args.C = C;
+  args.ldc = N;
+  return args;
+}
 
 // A fresh seed per run (printed by the tests on failure), so every run checks new data.
 inline std::uint64_t fresh_seed() {

@@ -153,18 +153,8 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
     testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
     A.upload(a);
     B.upload(b);
-    GemmArgs args;
-    args.M = shape.M;
-    args.N = shape.N;
-    args.K = shape.K;
-    args.alpha = alpha;
-    args.A = A.get();
-    args.lda = shape.K;
-    args.B = B.get();
-    args.ldb = shape.N;
-    args.beta = beta;
-    args.C = C.get();
-    args.ldc = shape.N;
+    const GemmArgs args =
+        testing::dense_args(shape.M, shape.N, shape.K, alpha, A.get(), B.get(), beta, C.get());
     for (const auto& family : family_names()) {
       auto vec = [](const Variant& v) {
         for (const auto& [key, value] : v.params)
@@ -222,17 +212,10 @@ TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
   }
   for (int i = 0; i < kLaunches; ++i)
     for (auto& s : streams) {
-      GemmArgs args;
-      args.M = M;
-      args.N = N;
-      args.K = K;
-      args.A = s.A->get();
-      args.lda = K;
-      args.B = s.B->get();
-      args.ldb = N;
-      args.C = s.C[static_cast<std::size_t>(i)]->get();
-      args.ldc = N;
-      run_variant(v, args, s.stream);
+      run_variant(v,
+                  testing::dense_args(M, N, K, 1.0f, s.A->get(), s.B->get(), 0.0f,
+                                      s.C[static_cast<std::size_t>(i)]->get()),
+                  s.stream);
     }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 

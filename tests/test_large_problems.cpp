@@ -72,19 +72,7 @@ void check_large(const LargeCase& c, const std::function<void(const GemmArgs&)>&
   B.upload(b);
   testing::cuda_ok(cudaMemset(C.get(), 0xFF, c_count * sizeof(float)), "cudaMemset");  // NaN
 
-  GemmArgs args;
-  args.M = c.M;
-  args.N = c.N;
-  args.K = c.K;
-  args.alpha = 1.5f;
-  args.A = A.get();
-  args.lda = c.K;
-  args.B = B.get();
-  args.ldb = c.N;
-  args.beta = 0.0f;
-  args.C = C.get();
-  args.ldc = c.N;
-  run(args);
+  run(testing::dense_args(c.M, c.N, c.K, 1.5f, A.get(), B.get(), 0.0f, C.get()));
   testing::cuda_ok(cudaDeviceSynchronize(), "the GEMM");
 
   // Rows around 2^31 elements of A and of C, around gemm()'s slab edge, and at both ends.

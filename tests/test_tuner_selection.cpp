@@ -51,6 +51,19 @@ detail::CompiledVariant fake_compile(const Variant& v, const std::string& arch) 
   return c;
 }
 
+// The fake compiler, recording what the tuner asked it to compile (from several threads).
+struct CompileLog {
+  std::vector<std::string> names;
+  std::mutex mutex;
+  Compiler recorder() {
+    return [this](const Variant& v, const std::string& arch) {
+      std::lock_guard<std::mutex> lock(mutex);
+      names.push_back(variant_name(v));
+      return fake_compile(v, arch);
+    };
+  }
+};
+
 TuneSettings settings_for(std::vector<std::string> names) {
   TuneSettings s;
   s.compile = fake_compile;
@@ -153,13 +166,9 @@ TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   // 512 x 512: 256 x 128 tiles give 8 blocks for 132 SMs, 32 x 32 tiles give 256.
   FakeBench bench;
   TuneSettings s = settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"});
-  std::vector<std::string> compiled;
-  std::mutex mutex;
-  s.compile = [&](const Variant& v, const std::string& arch) {
-    std::lock_guard<std::mutex> lock(mutex);
-    compiled.push_back(variant_name(v));
-    return fake_compile(v, arch);
-  };
+  CompileLog log;
+  s.compile = log.recorder();
+  std::vector<std::string>& compiled = log.names;
   const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
   const auto& big = find(out, "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1");
@@ -176,13 +185,9 @@ TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdle) {
   const std::string tile64_s8 = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s8";
   FakeBench bench;
   TuneSettings s = settings_for({"tiled_t32_p0", tile64, tile64_s8});
-  std::vector<std::string> compiled;
-  std::mutex mutex;
-  s.compile = [&](const Variant& v, const std::string& arch) {
-    std::lock_guard<std::mutex> lock(mutex);
-    compiled.push_back(variant_name(v));
-    return fake_compile(v, arch);
-  };
+  CompileLog log;
+  s.compile = log.recorder();
+  std::vector<std::string>& compiled = log.names;
   // 512^3: 64 tiles of 64 x 64 for 132 SMs, K = 512 in 4 or 8 slices of 128 or 64: both tried.
   tune(synthetic_device(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled.size(), 3u);
