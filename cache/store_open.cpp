@@ -4,20 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
+
+#include "utc_time.hpp"
 
 namespace tilemm::cache {
 namespace {
-
-std::string utc_stamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &tm);
-  return text;
-}
 
 // An exclusive flock on "<path>.lock" for the lifetime of the object.
 class FileLock {
@@ -63,7 +55,7 @@ OpenedStore open_store(const std::string& path) {
     } catch (const std::exception& e) {
       return in_memory(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
     }
-    const std::string aside = path + ".corrupt-" + utc_stamp();
+    const std::string aside = path + ".corrupt-" + detail::utc_now_text("%Y%m%dT%H%M%SZ");
     std::error_code ec;
     fs::rename(path, aside, ec);
     if (ec) return in_memory(std::string(first.what()) + "; moving it aside failed: " + ec.message());

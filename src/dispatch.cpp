@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -25,6 +24,7 @@
 #include "preloaded.hpp"
 #include "store_open.hpp"
 #include "stream_check.hpp"
+#include "utc_time.hpp"
 #include "tune_hooks.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
@@ -84,15 +84,6 @@ struct Decision {
   const LoadedKernel* kernel = nullptr;
   bool fallback = false;  // chosen without a tuning result for this shape (policy off)
 };
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 double tflops(const Problem& p, double ms) {
   return ms > 0 ? 2.0 * static_cast<double>(p.M) * static_cast<double>(p.N) *
@@ -415,7 +406,7 @@ class Dispatcher {
     e.median_ms = outcome.median_ms;
     e.tflops = tflops(problem, outcome.median_ms);
     e.margin = outcome.margin;
-    e.tuned_at = utc_now();
+    e.tuned_at = detail::utc_now_text("%Y-%m-%dT%H:%M:%SZ");
     e.tilemm_version = TILEMM_VERSION;
     e.versions = running_versions(device);
     e.arch = device.arch();
