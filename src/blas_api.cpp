@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "family_registry.hpp"
 #include "stream_check.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/blas.hpp"
@@ -51,8 +52,6 @@ class Scratch {
   float* data_ = nullptr;
   cudaStream_t stream_;
 };
-
-std::int64_t round_up4(std::int64_t x) { return (x + 3) / 4 * 4; }
 
 struct Normalized {
   // The row-major problem C' = A' B' (+ beta C') that the call is.
@@ -128,14 +127,14 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
   // float4 kernels stay eligible.
   std::unique_ptr<Scratch> a_copy, b_copy;
   if (p.a_transposed) {
-    const std::int64_t ld = round_up4(p.K);
+    const std::int64_t ld = detail::aligned_ld(p.K);
     a_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.M * ld), stream);
     detail::transpose(device, p.a.rows, p.a.cols, p.a.data, p.a.ld, a_copy->get(), ld, stream);
     args.A = a_copy->get();
     args.lda = ld;
   }
   if (p.b_transposed) {
-    const std::int64_t ld = round_up4(p.N);
+    const std::int64_t ld = detail::aligned_ld(p.N);
     b_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.K * ld), stream);
     detail::transpose(device, p.b.rows, p.b.cols, p.b.data, p.b.ld, b_copy->get(), ld, stream);
     args.B = b_copy->get();
