@@ -17,6 +17,20 @@ testing::TempDir* cache_dir = nullptr;
 
 GemmArgs no_op = {};
 
+// Reads a child process started with popen() to its end and closes it.
+struct ChildOutcome {
+  std::string output;
+  bool exited_zero = false;
+};
+ChildOutcome finish_child(std::FILE* pipe) {
+  ChildOutcome r;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) r.output += line;
+  const int status = pclose(pipe);
+  r.exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return r;
+}
+
 TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
   TILEMM_REQUIRE_DEVICE();
   for (auto [m, n, k] : {std::array<std::int64_t, 3>{96, 80, 72}, {257, 255, 129}, {520, 480, 500}}) {
@@ -59,11 +73,8 @@ TEST(Autotune, SecondProcessDispatchesFromTheCacheWithoutCompiling) {
   const std::string command = std::string(TILEMM_DISPATCH_CHILD) + " " + shapes + " 2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char line[512];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) output += line;
-  const int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  const auto [output, exited_zero] = finish_child(pipe);
+  EXPECT_TRUE(exited_zero) << output;
   EXPECT_NE(output.find("compilations=0 tunings=0"), std::string::npos) << output;
   EXPECT_NE(output.find("shape 1000x1000x1004 wrong=0"), std::string::npos) << output;
 }
@@ -128,11 +139,8 @@ TEST(Dispatch, TwoProcessesMissingTheSameShapeTuneItOnce) {
   int tunings = 0;
   std::string outputs;
   for (std::FILE* pipe : pipes) {
-    std::string output;
-    char line[512];
-    while (std::fgets(line, sizeof line, pipe) != nullptr) output += line;
-    const int status = pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+    const auto [output, exited_zero] = finish_child(pipe);
+    EXPECT_TRUE(exited_zero) << output;
     EXPECT_NE(output.find("shape 345x234x456 wrong=0"), std::string::npos) << output;
     const auto at = output.find("tunings=");
     ASSERT_NE(at, std::string::npos) << output;

@@ -1,24 +1,12 @@
 #include <gtest/gtest.h>
 
+#include "synthetic_device.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm {
 namespace {
 
-// An H200-like device described by hand, so these checks run without a GPU.
-DeviceInfo synthetic_h200() {
-  DeviceInfo d;
-  d.name = "Synthetic H200";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 227 * 1024;
-  d.max_grid_x = 2147483647;
-  d.max_grid_y = 65535;
-  d.max_grid_z = 65535;
-  return d;
-}
+using testing::synthetic_h200;
 
 TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
   const auto device = synthetic_h200();

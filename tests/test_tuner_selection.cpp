@@ -4,22 +4,13 @@
 #include <map>
 #include <mutex>
 
+#include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "gpu_bench.hpp"
 #include "tuner.hpp"
 
 namespace tilemm::tuner {
 namespace {
-
-DeviceInfo synthetic_device() {
-  DeviceInfo d;
-  d.name = "Synthetic";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 227 * 1024;
-  return d;
-}
 
 // Scripted behaviour per variant name: a median time, or a wrong result, or a launch failure.
 class FakeBench : public CandidateBench {
@@ -81,7 +72,7 @@ const CandidateResult& find(const TuneOutcome& out, const std::string& name) {
 TEST(TunerSelection, LowestMedianWinsAndMarginIsToTheRunnerUp) {
   FakeBench bench;
   bench.median = {{"tiled_t8_p0", 3.0}, {"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 2.5}};
-  const auto out = tune(synthetic_device(), Problem::square(512),
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512),
                         bench, settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
   EXPECT_EQ(out.winner, "tiled_t16_p0");
   EXPECT_DOUBLE_EQ(out.median_ms, 2.0);
@@ -105,7 +96,7 @@ TEST(TunerSelection, WrongAndFailedCandidatesNeverWinEvenWhenFastest) {
       throw CompileError("tiled_t8_p1", "error: something\nmore", "compile failed");
     return fake_compile(v, arch);
   };
-  const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, s);
   EXPECT_EQ(out.winner, "tiled_t32_p0");
   EXPECT_EQ(find(out, "tiled_t8_p0").status, CandidateStatus::wrong_result);
   EXPECT_EQ(find(out, "tiled_t8_p0").reason, "17 elements wrong");
@@ -126,7 +117,7 @@ TEST(TunerSelection, WrongAndFailedCandidatesNeverWinEvenWhenFastest) {
 
 TEST(TunerSelection, CandidatesThatCannotRunAreRecordedAndNeverCompiled) {
   FakeBench bench;
-  auto device = synthetic_device();
+  auto device = testing::synthetic_h200();
   device.max_threads_per_block = 256;  // rejects the 32 x 32 tile
   TuneSettings s = settings_for({"tiled_t32_p0", "tiled_t16_p0"});
   int compiled = 0;
@@ -146,7 +137,7 @@ TEST(TunerSelection, CandidatesThatCannotRunAreRecordedAndNeverCompiled) {
 TEST(TunerSelection, TiesAreBrokenByNameDeterministically) {
   FakeBench bench;
   bench.median = {{"tiled_t8_p0", 1.0}, {"tiled_t16_p0", 1.0}, {"tiled_t32_p0", 1.0}};
-  const auto out = tune(synthetic_device(), Problem::square(512), bench,
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench,
                         settings_for({"tiled_t32_p0", "tiled_t8_p0", "tiled_t16_p0"}));
   EXPECT_EQ(out.winner, "tiled_t16_p0");  // lexicographically first of the tied names
   EXPECT_DOUBLE_EQ(out.margin, 0.0);
@@ -155,7 +146,7 @@ TEST(TunerSelection, TiesAreBrokenByNameDeterministically) {
 TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
   FakeBench bench;
   bench.median = {{"tiled_t8_p0", 1.0}, {"tiled_t16_p0", 10.0}, {"tiled_t32_p0", 2.0}};
-  const auto out = tune(synthetic_device(), Problem::square(512), bench,
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench,
                         settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
   EXPECT_EQ(out.winner, "tiled_t8_p0");
   EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::pruned);
@@ -169,14 +160,14 @@ TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   CompileLog log;
   s.compile = log.recorder();
   std::vector<std::string>& compiled = log.names;
-  const auto out = tune(synthetic_device(), Problem::square(512), bench, s);
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
   const auto& big = find(out, "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1");
   EXPECT_EQ(big.status, CandidateStatus::pruned);
   EXPECT_NE(big.reason.find("8 blocks"), std::string::npos) << big.reason;
   // At 4096 the same tile fills the GPU and is a candidate.
   compiled.clear();
-  tune(synthetic_device(), Problem::square(4096), bench, s);
+  tune(testing::synthetic_h200(), Problem::square(4096), bench, s);
   EXPECT_EQ(compiled.size(), 2u);
 }
 
@@ -189,17 +180,17 @@ TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdle) {
   s.compile = log.recorder();
   std::vector<std::string>& compiled = log.names;
   // 512^3: 64 tiles of 64 x 64 for 132 SMs, K = 512 in 4 or 8 slices of 128 or 64: both tried.
-  tune(synthetic_device(), Problem::square(512), bench, s);
+  tune(testing::synthetic_h200(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled.size(), 3u);
   // 512 x 512 x 256: 8 slices would leave 32 of K each.
   compiled.clear();
-  const auto shallow = tune(synthetic_device(), Problem::dense(512, 512, 256, 4), bench, s);
+  const auto shallow = tune(testing::synthetic_h200(), Problem::dense(512, 512, 256, 4), bench, s);
   EXPECT_EQ(find(shallow, tile64_s8).status, CandidateStatus::pruned);
   EXPECT_NE(find(shallow, tile64_s8).reason.find("under 64 per slice"), std::string::npos);
   EXPECT_EQ(compiled.size(), 2u);
   // 2048^3: 1024 tiles already fill the SMs: no split is compiled.
   compiled.clear();
-  const auto big = tune(synthetic_device(), Problem::square(2048), bench, s);
+  const auto big = tune(testing::synthetic_h200(), Problem::square(2048), bench, s);
   EXPECT_EQ(compiled, std::vector<std::string>{"tiled_t32_p0"});
   EXPECT_EQ(find(big, tile64).status, CandidateStatus::pruned);
   EXPECT_NE(find(big, tile64).reason.find("1024 tiles already give"), std::string::npos)
@@ -210,9 +201,9 @@ TEST(TunerSelection, AlignedCopiesAreTriedOnlyForUnalignedProblems) {
   const std::string padded = "padded_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4";
   FakeBench bench;
   const TuneSettings s = settings_for({"tiled_t32_p0", padded});
-  const auto odd = tune(synthetic_device(), Problem::dense(4097, 4097, 4097, 4), bench, s);
+  const auto odd = tune(testing::synthetic_h200(), Problem::dense(4097, 4097, 4097, 4), bench, s);
   EXPECT_EQ(find(odd, padded).status, CandidateStatus::ok);  // 4097 allows only class 1
-  const auto aligned = tune(synthetic_device(), Problem::square(4096), bench, s);
+  const auto aligned = tune(testing::synthetic_h200(), Problem::square(4096), bench, s);
   EXPECT_EQ(find(aligned, padded).status, CandidateStatus::pruned);
   EXPECT_NE(find(aligned, padded).reason.find("the problem is aligned"), std::string::npos);
 }
@@ -221,7 +212,7 @@ TEST(TunerSelection, NoCorrectCandidateIsAnErrorThatListsTheStatuses) {
   FakeBench bench;
   bench.check["naive"] = {CandidateStatus::wrong_result, "all wrong"};
   try {
-    tune(synthetic_device(), Problem::square(8), bench, settings_for({"naive"}));
+    tune(testing::synthetic_h200(), Problem::square(8), bench, settings_for({"naive"}));
     FAIL() << "tuning without a correct candidate succeeded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("naive: wrong_result all wrong"), std::string::npos)

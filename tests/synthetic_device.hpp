@@ -1,0 +1,23 @@
+// An H200-like device described by hand, so that can_run and the tuner's rules are tested
+// without a GPU.
+#pragma once
+
+#include "tilemm/device.hpp"
+
+namespace tilemm::testing {
+
+inline DeviceInfo synthetic_h200() {
+  DeviceInfo d;
+  d.name = "Synthetic H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block_optin = 227 * 1024;
+  d.max_grid_x = 2147483647;
+  d.max_grid_y = 65535;
+  d.max_grid_z = 65535;
+  return d;
+}
+
+}  // namespace tilemm::testing
