@@ -21,6 +21,11 @@
 // (512^2 in 64x64 tiles is 64 blocks), keeps every sum in FP32 and the result deterministic (no
 // atomics), and costs one extra pass over S * M * N floats that are still in L2.
 //
+// ALIGNED_COPIES = 1 makes the `padded` family's kernel: A and B are copies whose rows start
+// 16-byte aligned, made by <name>_copy of this module, so the loads are float4 (VEC = 4) whatever
+// the caller's alignment, while C is the caller's own and is written with scalar stores. Copying
+// C as well would cost two more passes over M x N for stores that are a few per cent of the time.
+//
 // Edge tiles load zeros out of range and guard their stores, so every M, N, K >= 0 and every
 // leading dimension >= the row length is correct. A float4 that would cross the edge of the
 // matrix falls back to guarded scalar accesses, so VEC == 4 needs only what alignment class 4
@@ -58,6 +63,12 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+#ifndef ALIGNED_COPIES
+#define ALIGNED_COPIES 0
+#endif
+
+#define TILEMM_PASTE2(a, b) a##b
+#define TILEMM_PASTE(a, b) TILEMM_PASTE2(a, b)
 
 // Derived, not a parameter: one warp per warp tile.
 #define NTHREADS ((BM / WM) * (BN / WN) * 32)
@@ -92,6 +103,8 @@ constexpr int kBRowsPerPass = NTHREADS / kBVecsPerRow;
 constexpr int kBLoads = BK / kBRowsPerPass;
 
 static_assert(SPLIT_K >= 1, "SPLIT_K is the number of K slices, at least 1");
+static_assert(!ALIGNED_COPIES || (VEC == 4 && SPLIT_K == 1),
+              "ALIGNED_COPIES is for the float4 kernel of the padded family, which does not split K");
 static_assert(VEC == 1 || VEC == 4, "VEC is 1 (scalar, any alignment) or 4 (float4 accesses)");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WM x WN must divide the block tile");
 static_assert(NTHREADS == 128 || NTHREADS == 256,
@@ -184,17 +197,32 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // In-range extents seen from this thread's first load: fewer live registers than the parts.
   const int a_rows_left = rem_m - a_row;
   const int b_cols_left = rem_n - b_col;
+  // A block whose tile lies inside M x N loads every K tile but the last partial one without a
+  // single bounds check: the same for all its threads, so the branch never diverges, and the
+  // checks it skips are ~6 instructions per load in an issue slot that an FMA would use. Not
+  // under MIN_BLOCKS = 2: the second path does not fit the 128 registers unspilled.
+  constexpr bool kUncheckedInside = MIN_BLOCKS == 1;
   auto load_tile = [&](int k0) {
-    const int a_cols_left = K - k0 - a_col;
-    const int b_rows_left = K - k0 - b_row;
+    const int k_left = K - k0;
+    if (kUncheckedInside && rem_m >= BM && rem_n >= BN && k_left >= BK) {
 #pragma unroll
-    for (int p = 0; p < kALoads; ++p)
-      load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
-               p * kARowsPerPass < a_rows_left ? a_cols_left : 0);
+      for (int p = 0; p < kALoads; ++p)
+        load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda, VEC);
 #pragma unroll
-    for (int p = 0; p < kBLoads; ++p)
-      load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
-               p * kBRowsPerPass < b_rows_left ? b_cols_left : 0);
+      for (int p = 0; p < kBLoads; ++p)
+        load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb, VEC);
+    } else {
+      const int a_cols_left = k_left - a_col;
+      const int b_rows_left = k_left - b_row;
+#pragma unroll
+      for (int p = 0; p < kALoads; ++p)
+        load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
+                 p * kARowsPerPass < a_rows_left ? a_cols_left : 0);
+#pragma unroll
+      for (int p = 0; p < kBLoads; ++p)
+        load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
+                 p * kBRowsPerPass < b_rows_left ? b_cols_left : 0);
+    }
     a_src += BK;
     b_src += BK * ldb;
   };
@@ -298,7 +326,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           const int col = frag_n + j * kSubN + q;
           const float* v = &acc[i * TM + r][j * TN + q];
           float* c = c_row + col;
-          if (VEC == 4 && col + 4 <= rem_n) {
+          if (VEC == 4 && !ALIGNED_COPIES && col + 4 <= rem_n) {
             float4 out;
             if (beta == 0.0f) {  // C is not read: it may hold NaN
               out = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
@@ -318,8 +346,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 }
 
 #if SPLIT_K > 1
-#define TILEMM_PASTE2(a, b) a##b
-#define TILEMM_PASTE(a, b) TILEMM_PASTE2(a, b)
 // C = alpha * (W[0] + W[1] + ... + W[SPLIT_K - 1]) + beta * C, the slices summed in this order
 // whatever the launch. Each thread owns VEC consecutive columns of a row; the grid strides over
 // rows, so any M fits the grid's y limit. The workspace W is dense: ldw = N rounded up to 4.
@@ -363,5 +389,22 @@ TILEMM_PASTE(TILEMM_KERNEL_NAME, _reduce)(int M, int N, const float* __restrict_
       }
     }
   }
+}
+#endif
+
+#if ALIGNED_COPIES
+// dst = src, `rows` rows of `cols` floats, into rows of ldd >= cols floats (ldd a multiple of 4,
+// dst 16-byte aligned) whose columns cols..ldd-1 are set to zero: the aligned copy that the
+// kernel above reads with float4 loads. One float per thread, so that both the reads of an odd
+// pitch and the writes are coalesced: with cudaMemcpy2DAsync copies (A, B and C) the padded
+// variant took 3.69 ms at N = 4097 on the H200, its kernel alone ~3.1 ms. The grid's rows
+// stride over `rows`, so any height fits the grid's y limit.
+extern "C" __global__ void __launch_bounds__(256)
+TILEMM_PASTE(TILEMM_KERNEL_NAME, _copy)(int rows, int cols, const float* __restrict__ src,
+                                       long long lds, float* __restrict__ dst, long long ldd) {
+  const long long col = static_cast<long long>(blockIdx.x) * 256 + threadIdx.x;
+  if (col >= ldd) return;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y)
+    dst[row * ldd + col] = col < cols ? src[row * lds + col] : 0.0f;
 }
 #endif

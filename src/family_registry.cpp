@@ -82,7 +82,7 @@ std::size_t workspace_bytes(const Family& family, const Variant& v, const Proble
   const auto k4 = static_cast<std::size_t>(aligned_ld(problem.K));
   std::size_t floats = 0;
   // Every part is a whole number of 4-float rows, so each starts 16-byte aligned.
-  if (family.aligned_copies) floats += M * k4 + K * n4 + M * n4;
+  if (family.aligned_copies) floats += M * k4 + K * n4;
   if (const int splits = family.k_splits(v); splits > 1)
     floats += static_cast<std::size_t>(splits) * M * n4;
   return floats * sizeof(float);
@@ -108,6 +108,7 @@ std::vector<std::string> compile_definitions(const Variant& v) {
   defs.push_back("-DTILEMM_KERNEL_NAME=" + variant_name(v));
   for (std::size_t i = 0; i < f.params.size(); ++i)
     defs.push_back("-D" + f.params[i].macro + "=" + std::to_string(v.params.at(i).second));
+  if (f.aligned_copies) defs.push_back("-DALIGNED_COPIES=1");
   return defs;
 }
 

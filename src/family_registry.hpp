@@ -41,8 +41,9 @@ struct Family {
   // How many slices K is split into (grid.z). Above 1 the module also holds <name>_reduce, and
   // a launch needs a workspace of that many M x N partial products (see launch.cpp).
   int (*k_splits)(const Variant&);
-  // Runs on copies of A, B and C whose rows start 16-byte aligned (leading dimensions rounded up
-  // to 4 floats), so that its float4 kernel serves problems of any alignment (see launch.cpp).
+  // Runs on copies of A and B whose rows start 16-byte aligned (leading dimensions rounded up to
+  // 4 floats), made by <name>_copy of its module, so that its float4 kernel serves problems of
+  // any alignment; C is written in place. Compiled with -DALIGNED_COPIES=1 (see launch.cpp).
   bool aligned_copies;
 };
 
@@ -62,7 +63,7 @@ Family padded_family();
 std::int64_t aligned_ld(std::int64_t n);
 
 // Bytes of workspace one launch of `v` on `problem` needs: the split-K slices or the aligned
-// copies; 0 for the families that need none.
+// copies of A and B; 0 for the families that need none.
 std::size_t workspace_bytes(const Family& family, const Variant& v, const Problem& problem);
 
 struct EmbeddedTemplate;

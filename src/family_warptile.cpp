@@ -175,12 +175,12 @@ Family splitk_family() {
 
 Family padded_family() {
   // Odd leading dimensions (N = 4097, say) allow only the scalar warptile kernels. This family
-  // runs the float4 kernel on copies whose rows are rounded up to 4 floats (two strided copies
-  // in, one out, cudaMemcpy2DAsync), so the tuner prunes it on aligned problems and times it
-  // against the scalar kernels on the others. Measured at 4097 on the H200: 3.69 ms against
-  // 3.73 ms for the best scalar kernel; the float4 kernel alone would be ~3.1 ms, so the copies
-  // (odd pitches) take most of the gain: a dedicated copy kernel is the next step. Its tiles
-  // are those that win at N >= 2048 (BN 128).
+  // runs the float4 kernel on copies of A and B whose rows are rounded up to 4 floats, made by the
+  // module's own copy kernel (coalesced, one float per thread), and writes C in place with scalar
+  // stores; the tuner prunes it on aligned problems and times it against the scalar kernels on
+  // the others. With cudaMemcpy2DAsync copies of A, B and C it took 3.69 ms at 4097 on the H200
+  // against 3.73 ms for the best scalar kernel and ~3.1 ms for the float4 kernel alone: the odd
+  // pitches made those copies slow. Its tiles are those that win at N >= 2048 (BN 128).
   return {"padded",
           "warptile.cu",
           {{"bm", "BM", {64, 128, 256}},

@@ -17,6 +17,7 @@ struct LoadedKernel {
   const Family* family = nullptr;
   cudaKernel_t kernel = nullptr;
   cudaKernel_t reduce = nullptr;  // <name>_reduce, for families that split K; else nullptr
+  cudaKernel_t copy = nullptr;    // <name>_copy, for families on aligned copies; else nullptr
   int device = 0;
 };
 

@@ -86,14 +86,21 @@ void launch_split(const LoadedKernel& kernel, const GemmArgs& args, const Launch
   launch_kernel(kernel.reduce, r, reduce_params, stream);
 }
 
-// rows x cols floats from src (row pitch src_ld) to dst (row pitch dst_ld), on the stream.
-void copy_rows(float* dst, std::int64_t dst_ld, const float* src, std::int64_t src_ld,
-               std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+// dst (rows x dst_ld, dst_ld a multiple of 4) = src (rows x cols, pitch src_ld), the columns
+// beyond `cols` zero, with the <name>_copy kernel of the module (warptile.cu, ALIGNED_COPIES).
+void copy_aligned(const LoadedKernel& kernel, float* dst, std::int64_t dst_ld, const float* src,
+                  std::int64_t src_ld, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  TILEMM_CUDA(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dst_ld) * sizeof(float), src,
-                                static_cast<std::size_t>(src_ld) * sizeof(float),
-                                static_cast<std::size_t>(cols) * sizeof(float),
-                                static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
+  int r = static_cast<int>(rows), c = static_cast<int>(cols);
+  long long ls = src_ld, ld = dst_ld;
+  void* params[] = {&r, &c, &src, &ls, &dst, &ld};
+  // Must match the copy kernel: 256 threads, one float each, the grid's rows striding over rows.
+  constexpr std::int64_t kCopyThreads = 256;
+  LaunchGeometry g;
+  g.grid[0] = static_cast<unsigned>((dst_ld + kCopyThreads - 1) / kCopyThreads);
+  g.grid[1] = static_cast<unsigned>(std::min<std::int64_t>(rows, 65535));
+  g.block[0] = static_cast<unsigned>(kCopyThreads);
+  launch_kernel(kernel.copy, g, params, stream);
 }
 
 // Everything that runs between the workspace's allocation and its release.
@@ -101,31 +108,24 @@ void launch_with_workspace(const LoadedKernel& kernel, const GemmArgs& args,
                            const LaunchGeometry& g, float* workspace, cudaStream_t stream) {
   GemmArgs run = args;
   float* next = workspace;
-  float* aligned_c = nullptr;
   if (kernel.family->aligned_copies) {
-    // Layout as in workspace_bytes(): A (M x k4), B (K x n4), C (M x n4).
+    // Layout as in workspace_bytes(): A (M x k4), then B (K x n4). C stays the caller's.
     const std::int64_t k4 = aligned_ld(args.K), n4 = aligned_ld(args.N);
     float* a = next;
     next += args.M * k4;
     float* b = next;
     next += args.K * n4;
-    aligned_c = next;
-    next += args.M * n4;
-    copy_rows(a, k4, args.A, args.lda, args.M, args.K, stream);
-    copy_rows(b, n4, args.B, args.ldb, args.K, args.N, stream);
-    if (args.beta != 0.0f) copy_rows(aligned_c, n4, args.C, args.ldc, args.M, args.N, stream);
+    copy_aligned(kernel, a, k4, args.A, args.lda, args.M, args.K, stream);
+    copy_aligned(kernel, b, n4, args.B, args.ldb, args.K, args.N, stream);
     run.A = a;
     run.lda = k4;
     run.B = b;
     run.ldb = n4;
-    run.C = aligned_c;
-    run.ldc = n4;
   }
   if (kernel.reduce != nullptr)
     launch_split(kernel, run, g, next, stream);
   else
     launch_direct(kernel, run, g, stream);
-  if (aligned_c != nullptr) copy_rows(args.C, args.ldc, aligned_c, run.ldc, args.M, args.N, stream);
 }
 
 }  // namespace

@@ -33,8 +33,9 @@ TEST(CanRun, AlignedCopiesServeEveryAlignment) {
   const auto device = synthetic_h200();
   const Variant padded = parse_variant("padded_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4");
   EXPECT_TRUE(can_run(padded, device, Problem::dense(4097, 4097, 4097, 1)).ok);
-  // A, B and C copies of 4097^2 floats each are 192 MiB; of 10000^2, 1.1 GiB: refused.
-  const Verdict big = can_run(padded, device, Problem::dense(10000, 10001, 10001, 1));
+  // The copies of A and B (C is written in place) are 128 MiB at 4097^2; at 12001^2 they are
+  // 1099 MiB: refused.
+  const Verdict big = can_run(padded, device, Problem::dense(12001, 12001, 12001, 1));
   EXPECT_FALSE(big.ok);
   EXPECT_NE(big.reason.find("exceeds the 1024 MiB limit"), std::string::npos) << big.reason;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <string>
 
+#include "family_registry.hpp"
 #include "kernel_sources.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/error.hpp"
@@ -60,6 +61,10 @@ TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
     EXPECT_EQ(c.template_hash.size(), 64u) << name;
     EXPECT_TRUE(is_elf(c.cubin)) << name << " did not produce a CUBIN (ELF) image";
     EXPECT_TRUE(contains(c.cubin, name)) << name << " is not a symbol of its CUBIN";
+    // The second kernels that launch.cpp looks up by name: split-K's reduction, padded's copy.
+    const auto& family = detail::find_family(space[i].family);
+    EXPECT_EQ(contains(c.cubin, name + "_reduce"), family.k_splits(space[i]) > 1) << name;
+    EXPECT_EQ(contains(c.cubin, name + "_copy"), family.aligned_copies) << name;
     // Local-memory spills would make a variant slow; none of the space may have them.
     EXPECT_GT(c.registers, 0) << c.log;
     EXPECT_EQ(c.spill_store_bytes, 0) << name << "\n" << c.log;
