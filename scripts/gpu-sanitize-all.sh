@@ -3,15 +3,18 @@
 # the tools' cost is mostly host-side (instrumenting each loaded module, checking each launch),
 # so one test per process spreads it over the CPU cores where one process per binary would not
 # finish racecheck in a device call.
-# Usage (device tool, carry: ["build-carry"]): scripts/gpu-sanitize-all.sh [tool] [seconds] [jobs]
-# Writes $OUT/sanitize-all-<tool>.log (every test's output, in order) and prints one line per
-# test: its exit code, seconds, and the tool's summary line.
+# Usage (device tool, carry: ["build-carry"]):
+#   scripts/gpu-sanitize-all.sh [tool] [seconds per test] [jobs] [seconds in all] [filter regex]
+# Each test's line (exit code, seconds, the tool's summary) goes to
+# $OUT/sanitize-all-<tool>-summary.txt as soon as it ends, its output to
+# $OUT/sanitize-all-<tool>.log; tests still running when the overall deadline comes are killed
+# and listed as such, so a device call that runs out of time still reports what finished.
 set -uo pipefail
 here=$(pwd)
 [ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
 [ -e /work/main/build ] || ln -s "$here/build-carry" /work/main/build
 out=${OUT:-/tmp/out}; mkdir -p "$out"
-tool=${1:-racecheck}; limit=${2:-540}; jobs=${3:-14}
+tool=${1:-racecheck}; limit=${2:-540}; jobs=${3:-14}; total=${4:-540}; only=${5:-.}
 work=$(mktemp -d)
 cd /work/main/build
 
@@ -27,28 +30,38 @@ for bin in tests/test_gpu_correctness tests/test_autotune tests/test_blas_api te
     { print bin " " suite $1 }' >> "$work/list"
 done
 echo "tests/c_api_smoke -" >> "$work/list"
-grep -Ev "$exclude" "$work/list" > "$work/run"
+grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
 echo "$(wc -l < "$work/run") tests, $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 
+summary="$out/sanitize-all-$tool-summary.txt"
+logs="$out/sanitize-all-$tool.log"
+: > "$summary"; : > "$logs"
 run_one() {  # binary, test name ("-" for a plain program)
   local bin=$1 name=$2 log
   log="$work/$(echo "$bin.$name" | tr '/' '_').log"
   local filter=()
   [ "$name" != "-" ] && filter=(--gtest_filter="$name")
   local start=$(date +%s)
+  echo "started $bin $name" > "$log.running"
   TILEMM_CACHE="$work/cache-$$-$RANDOM.db" timeout "$limit" compute-sanitizer --tool "$tool" \
     --error-exitcode 9 "$bin" "${filter[@]}" > "$log" 2>&1
   local rc=$?
-  printf '%-4s %5ss  %-90s %s\n' "$rc" "$(( $(date +%s) - start ))" "$bin $name" \
-    "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" >> "$work/summary"
+  rm -f "$log.running"
+  # flock: lines and logs of tests that end together must not interleave.
+  flock "$summary" bash -c 'printf "%-4s %5ss  %-90s %s\n" "$1" "$2" "$3" "$4" >> "$5";
+    { echo "=== $3 (rc $1)"; cat "$6"; } >> "$7"' _ "$rc" "$(( $(date +%s) - start ))" \
+    "$bin $name" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" "$summary" \
+    "$log" "$logs"
 }
 export -f run_one
-export tool limit work
+export tool limit work summary logs
 # In list order: the slow ones (every variant at a shape, tuning) come first.
-xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' < "$work/run"
-
-for f in "$work"/*.log; do echo "=== $(basename "$f")"; cat "$f"; done > "$out/sanitize-all-$tool.log"
-sort -k3 "$work/summary" > "$out/sanitize-all-$tool-summary.txt"
-echo "exit codes: $(awk '{print $1}' "$work/summary" | sort | uniq -c | tr '\n' ' ')"
-grep -v '^0 ' "$out/sanitize-all-$tool-summary.txt" || echo "every test exited 0"
-echo "slowest:"; sort -k2 -n "$work/summary" | tail -n 5
+timeout "$total" xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' < "$work/run"
+echo "deadline rc=$? (124: the overall deadline of ${total}s stopped it)"
+for f in "$work"/*.running; do [ -e "$f" ] && echo "UNFINISHED $(cat "$f")" >> "$summary"; done
+pkill -f compute-sanitizer 2>/dev/null
+done_n=$(grep -vc UNFINISHED "$summary"); cut_n=$(grep -c UNFINISHED "$summary")
+echo "finished: $done_n of $(wc -l < "$work/run"); cut off: $cut_n; not started: $(( $(wc -l < "$work/run") - done_n - cut_n ))"
+echo "exit codes: $(grep -v UNFINISHED "$summary" | awk '{print $1}' | sort | uniq -c | tr '\n' ' ')"
+grep -v '^0 ' "$summary" || echo "every finished test exited 0"
+echo "slowest:"; grep -v UNFINISHED "$summary" | sort -k2 -n | tail -n 5
