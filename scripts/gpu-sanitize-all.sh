@@ -9,6 +9,12 @@
 # $OUT/sanitize-all-<tool>-summary.txt as soon as it ends, its output to
 # $OUT/sanitize-all-<tool>.log; tests still running when the overall deadline comes are killed
 # and listed as such, so a device call that runs out of time still reports what finished.
+#
+# racecheck of the whole suite in two device calls (each test that tunes took 230-330 s under
+# racecheck; everything else, with tuning off, is the EveryVariant groups and short tests):
+#   SANITIZE_TUNE_OFF_EXCEPT=CApiOnDevice SANITIZE_EXCLUDE='test_autotune|test_tune_cli_gpu' \
+#     scripts/gpu-sanitize-all.sh racecheck 560 14 560
+#   scripts/gpu-sanitize-all.sh racecheck 560 14 560 'test_autotune|test_tune_cli_gpu|CApiOnDevice'
 set -uo pipefail
 here=$(pwd)
 [ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
@@ -22,6 +28,8 @@ cd /work/main/build
 # kernels (an out-of-bounds write and an endless loop, which the tools rightly report), and the
 # 8.8 GB A of LargeA (the tools' shadow memory for it does not fit beside the other jobs).
 exclude='TuneCliGpu.SurvivesACandidateThatCrashesTheContextAndOneThatHangs|/LargeProblem.*LargeA'
+# SANITIZE_EXCLUDE=<regex> leaves out more, to split the suite over several device calls.
+exclude="$exclude${SANITIZE_EXCLUDE:+|$SANITIZE_EXCLUDE}"
 : > "$work/list"
 for bin in tests/test_gpu_correctness tests/test_autotune tests/test_blas_api tests/test_arguments \
            tests/test_large_problems tests/test_tune_cli_gpu; do
@@ -30,6 +38,14 @@ for bin in tests/test_gpu_correctness tests/test_autotune tests/test_blas_api te
     { print bin " " suite $1 }' >> "$work/list"
 done
 echo "tests/c_api_smoke -" >> "$work/list"
+# EveryVariant's shapes share one process per group: each process compiles the ~220 variants
+# (~1 CPU-second each) before it runs any, so one process per shape would compile them 18 times.
+groups=${SANITIZE_EVERYVARIANT_GROUPS:-3}
+grep 'EveryVariant\.' "$work/list" | awk -v g="$groups" '
+  { f[NR % g] = (f[NR % g] == "" ? "" : f[NR % g] ":") $2; bin = $1 }
+  END { for (i in f) print bin " " f[i] }' > "$work/grouped"
+{ cat "$work/grouped"; grep -v 'EveryVariant\.' "$work/list"; } > "$work/list.new"
+mv "$work/list.new" "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
 # SANITIZE_ORDER=reverse starts with the quick tests, for a call too short to finish them all.
 # SANITIZE_TUNE_OFF_EXCEPT=<regex>: every test that does not match runs with TILEMM_TUNE=off.
@@ -44,7 +60,7 @@ logs="$out/sanitize-all-$tool.log"
 : > "$summary"; : > "$logs"
 run_one() {  # binary, test name ("-" for a plain program)
   local bin=$1 name=$2 log
-  log="$work/$(echo "$bin.$name" | tr '/' '_').log"
+  log="$work/$(echo "$bin $name" | md5sum | cut -c1-16).log"  # grouped names exceed NAME_MAX
   local filter=()
   [ "$name" != "-" ] && filter=(--gtest_filter="$name")
   local start=$(date +%s)
