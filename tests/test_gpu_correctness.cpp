@@ -2,6 +2,8 @@
 // poisoned before each run and every element (and the padding between rows) checked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <sstream>
 
 #include "gpu_test_support.hpp"
+#include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/gemm.hpp"
 
@@ -36,6 +39,28 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 constexpr float kPaddingSentinel = 12345.0f;
+
+// Compiles and loads `variants` on all cores. Each test process would otherwise compile the ~220
+// variants one after another (up to ~1 CPU-second each) before its first check: that was most of
+// the suite's time on a fresh machine (60-90 s per EveryVariant process) and of a
+// compute-sanitizer run. A variant that fails here fails again, with its name, where it runs.
+void load_in_parallel(const std::vector<Variant>& variants, const DeviceInfo& device) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    if (cudaSetDevice(device.ordinal) != cudaSuccess) return;
+    for (std::size_t i = next++; i < variants.size(); i = next++) {
+      try {
+        detail::kernel_for(device, variants[i]);
+      } catch (const std::exception&) {
+        // Reported by run_variant() in the test's loop.
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+}
 
 class EveryVariant : public ::testing::TestWithParam<Case> {};
 
@@ -80,6 +105,10 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
   args.ldc = ldc;
 
   const DeviceInfo& device = current_device();
+  std::vector<Variant> runnable;
+  for (const auto& v : variant_space())
+    if (can_run(v, device, args.problem())) runnable.push_back(v);
+  load_in_parallel(runnable, device);
   int checked_variants = 0;
   for (const auto& v : variant_space()) {
     const std::string name = variant_name(v);
