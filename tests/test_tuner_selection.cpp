@@ -231,5 +231,20 @@ TEST(TunerSelection, SummaryStatisticsAreMedianMinAndSpread) {
   EXPECT_EQ(summarize({}).samples, 0);
 }
 
+TEST(TunerSelection, QuickEffortTimesEachCandidateWithAFewLaunches) {
+  const auto launches = [](const TimingPlan& p) { return p.warmup + p.probe + p.max_samples; };
+  const TimingPlan standard = standard_timing_plan();
+  const TimingPlan quick = quick_timing_plan();
+  // Only the exact value "quick" selects it; anything else keeps the careful timing.
+  for (const char* value : {static_cast<const char*>(nullptr), "", "Quick", "quick ", "fast"})
+    EXPECT_EQ(launches(timing_plan_for(value)), launches(standard)) << (value ? value : "unset");
+  EXPECT_EQ(launches(timing_plan_for("quick")), launches(quick));
+  EXPECT_LE(launches(quick), 6);
+  EXPECT_GE(quick.min_samples, 3);  // still a median of several
+  EXPECT_EQ(quick.min_samples, quick.max_samples);
+  EXPECT_GE(standard.min_samples, 15);
+  EXPECT_GT(standard.max_samples, standard.min_samples);
+}
+
 }  // namespace
 }  // namespace tilemm::tuner

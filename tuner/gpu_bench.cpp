@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 
 #include "cuda_check.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
+#include "log.hpp"
 
 namespace tilemm::tuner {
 namespace {
@@ -17,10 +19,6 @@ namespace {
 constexpr double kL2Multiple = 3.0;
 constexpr std::size_t kMaxSets = 64;
 constexpr std::size_t kMaxRotationBytes = std::size_t{2} << 30;
-constexpr double kTargetSampleMs = 30.0;  // time spent timing one candidate, after warm-up
-constexpr int kMinSamples = 15;
-constexpr int kMaxSamples = 400;
-constexpr int kProbeSamples = 5;
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -38,6 +36,33 @@ float* device_alloc(std::size_t floats) {
 
 }  // namespace
 
+TimingPlan standard_timing_plan() { return {}; }
+
+TimingPlan quick_timing_plan() {
+  TimingPlan p;
+  p.warmup = 1;
+  p.probe = 2;
+  p.min_samples = 3;
+  p.max_samples = 3;
+  return p;
+}
+
+TimingPlan timing_plan_for(const char* effort) {
+  return effort != nullptr && std::string(effort) == "quick" ? quick_timing_plan()
+                                                              : standard_timing_plan();
+}
+
+TimingPlan timing_plan_from_environment() {
+  static const TimingPlan plan = [] {
+    const TimingPlan p = timing_plan_for(std::getenv("TILEMM_TUNE_EFFORT"));
+    if (p.max_samples == quick_timing_plan().max_samples)
+      detail::log(detail::LogLevel::info,
+                  "TILEMM_TUNE_EFFORT=quick: 6 launches time each candidate; winners are noisier");
+    return p;
+  }();
+  return plan;
+}
+
 TimingStats summarize(std::vector<float> samples) {
   TimingStats s;
   if (samples.empty()) return s;
@@ -54,7 +79,7 @@ TimingStats summarize(std::vector<float> samples) {
 }
 
 GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
-    : device_(device), problem_(problem) {
+    : device_(device), problem_(problem), plan_(timing_plan_from_environment()) {
   const std::size_t a_count = static_cast<std::size_t>(problem.M * problem.lda);
   const std::size_t b_count = static_cast<std::size_t>(problem.K * problem.ldb);
   const std::size_t c_count = static_cast<std::size_t>(problem.M * problem.ldc);
@@ -103,7 +128,8 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
     cudaFree(scratch.B);
     cudaFree(scratch.C);
   }
-  events_.resize(2 * kMaxSamples);
+  events_.resize(2 * static_cast<std::size_t>(
+                         std::max({plan_.warmup, plan_.probe, plan_.max_samples})));
   for (auto& e : events_) TILEMM_CUDA(cudaEventCreate(&e));
 }
 
@@ -182,16 +208,16 @@ std::vector<float> GpuBench::sample(const Variant& v, int launches, int first_se
 
 TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
   TimingResult r;
-  sample(v, 3, 0);  // warm-up: clocks up, instruction cache and TLB warm
-  const auto probe = summarize(sample(v, kProbeSamples, 3));
+  sample(v, plan_.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
+  const auto probe = summarize(sample(v, plan_.probe, plan_.warmup));
   if (probe.median_ms > give_up_ms) {
     r.stats = probe;
     r.pruned = true;
     return r;
   }
-  const int n = std::clamp(static_cast<int>(kTargetSampleMs / std::max(probe.median_ms, 1e-3)),
-                           kMinSamples, kMaxSamples);
-  r.stats = summarize(sample(v, n, 3 + kProbeSamples));
+  const int n = std::clamp(static_cast<int>(plan_.target_ms / std::max(probe.median_ms, 1e-3)),
+                           plan_.min_samples, plan_.max_samples);
+  r.stats = summarize(sample(v, n, plan_.warmup + plan_.probe));
   return r;
 }
 

@@ -12,6 +12,26 @@
 
 namespace tilemm::tuner {
 
+// How many launches time one candidate: `warmup` discarded, `probe` to estimate its time, then
+// enough for `target_ms` of timing, clamped to [min_samples, max_samples].
+struct TimingPlan {
+  int warmup = 3;
+  int probe = 5;
+  int min_samples = 15;
+  int max_samples = 400;
+  double target_ms = 30.0;
+};
+
+// The default plan, or with TILEMM_TUNE_EFFORT=quick (exactly; read once per process) the quick
+// one: 1 warm-up, 2 probes, 3 samples. For CI and compute-sanitizer runs, where every launch is
+// slow and which candidate wins does not matter: every candidate is still verified, only its
+// time is noisier.
+TimingPlan standard_timing_plan();
+TimingPlan quick_timing_plan();
+// The plan for a value of TILEMM_TUNE_EFFORT (nullptr: unset).
+TimingPlan timing_plan_for(const char* effort);
+TimingPlan timing_plan_from_environment();
+
 class GpuBench : public CandidateBench {
  public:
   // Allocates the inputs for `problem` on the current device (which `device` describes) and
@@ -38,6 +58,7 @@ class GpuBench : public CandidateBench {
 
   DeviceInfo device_;
   Problem problem_;
+  TimingPlan plan_;
   std::vector<Set> sets_;
   std::vector<float> reference_;  // naive kernel's C on set 0, M x N
   std::vector<float> magnitude_;  // naive kernel's |A| x |B| on set 0, M x N
