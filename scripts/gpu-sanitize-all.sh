@@ -48,10 +48,6 @@ grep 'EveryVariant\.' "$work/list" | awk -v g="$groups" '
 mv "$work/list.new" "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
 # SANITIZE_ORDER=reverse starts with the quick tests, for a call too short to finish them all.
-# SANITIZE_TUNE_OFF_EXCEPT=<regex>: every test that does not match runs with TILEMM_TUNE=off.
-# Tuning a missed shape launches ~220 candidates ~25 times each, which under racecheck took
-# 230-330 s per test (measured); with tuning off a test runs the kernels it dispatches to, and
-# EveryVariant runs every variant anyway. The tests about tuning itself match the regex.
 if [ "${SANITIZE_ORDER:-}" = reverse ]; then tac "$work/run" > "$work/run.r" && mv "$work/run.r" "$work/run"; fi
 echo "$(wc -l < "$work/run") tests, $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 
@@ -61,6 +57,10 @@ export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}
 summary="$out/sanitize-all-$tool-summary.txt"
 logs="$out/sanitize-all-$tool.log"
 : > "$summary"; : > "$logs"
+# SANITIZE_TUNE_OFF_EXCEPT=<regex>: every test that does not match runs with TILEMM_TUNE=off.
+# Tuning a missed shape launches ~220 candidates ~25 times each, which under racecheck took
+# 230-330 s per test (measured); with tuning off a test runs the kernels it dispatches to, and
+# EveryVariant runs every variant anyway. The tests about tuning itself match the regex.
 run_one() {  # binary, test name ("-" for a plain program)
   local bin=$1 name=$2 log
   log="$work/$(echo "$bin $name" | md5sum | cut -c1-16).log"  # grouped names exceed NAME_MAX
@@ -92,7 +92,8 @@ export tool limit work summary logs
 timeout "$total" xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' < "$work/run"
 echo "deadline rc=$? (124: the overall deadline of ${total}s stopped it)"
 for f in "$work"/*.running; do [ -e "$f" ] && echo "UNFINISHED $(cat "$f")" >> "$summary"; done
-pkill -f compute-sanitizer 2>/dev/null
+# The runners first, so that a test killed here is not also recorded as failed.
+pkill -f 'run_one' 2>/dev/null; pkill -f compute-sanitizer 2>/dev/null; sleep 1
 done_n=$(grep -vc UNFINISHED "$summary"); cut_n=$(grep -c UNFINISHED "$summary")
 echo "finished: $done_n of $(wc -l < "$work/run"); cut off: $cut_n; not started: $(( $(wc -l < "$work/run") - done_n - cut_n ))"
 echo "exit codes: $(grep -v UNFINISHED "$summary" | awk '{print $1}' | sort | uniq -c | tr '\n' ' ')"
