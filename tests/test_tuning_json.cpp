@@ -9,6 +9,7 @@
 
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
+#include "stored_entry_check.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_json.hpp"
 
@@ -53,35 +54,8 @@ TEST(TuningJson, ExportThenImportGivesBackTheSameEntries) {
                                             entry("NVIDIA A100|sm_80|108sm|40326MiB", 64)};
   const auto back = entries_from_json(entries_to_json(entries));
   ASSERT_EQ(back.size(), entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const auto& a = entries[i];
-    const auto& b = back[i];
-    EXPECT_EQ(a.device_key, b.device_key);
-    EXPECT_EQ(a.arch, b.arch);
-    EXPECT_EQ(std::tie(a.M, a.N, a.K), std::tie(b.M, b.N, b.K));
-    EXPECT_EQ(a.problem_class, b.problem_class);
-    EXPECT_EQ(a.winner, b.winner);
-    EXPECT_EQ(a.median_ms, b.median_ms);
-    EXPECT_EQ(a.tflops, b.tflops);
-    EXPECT_EQ(a.margin, b.margin);
-    EXPECT_EQ(a.tuned_at, b.tuned_at);
-    EXPECT_EQ(a.tilemm_version, b.tilemm_version);
-    EXPECT_EQ(a.versions.template_hash, b.versions.template_hash);
-    EXPECT_EQ(a.versions.nvrtc_version, b.versions.nvrtc_version);
-    EXPECT_EQ(a.versions.driver_version, b.versions.driver_version);
-    EXPECT_EQ(a.source, b.source);
-    ASSERT_EQ(a.candidates.size(), b.candidates.size());
-    for (std::size_t j = 0; j < a.candidates.size(); ++j) {
-      EXPECT_EQ(a.candidates[j].variant, b.candidates[j].variant);
-      EXPECT_EQ(a.candidates[j].status, b.candidates[j].status);
-      EXPECT_EQ(a.candidates[j].reason, b.candidates[j].reason);
-      EXPECT_EQ(a.candidates[j].stats.median_ms, b.candidates[j].stats.median_ms);
-      EXPECT_EQ(a.candidates[j].stats.min_ms, b.candidates[j].stats.min_ms);
-      EXPECT_EQ(a.candidates[j].stats.spread, b.candidates[j].stats.spread);
-      EXPECT_EQ(a.candidates[j].stats.samples, b.candidates[j].stats.samples);
-      EXPECT_EQ(a.candidates[j].compile_ms, b.candidates[j].compile_ms);
-    }
-  }
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    testing::expect_same_entry(back[i], entries[i], testing::CandidateOrder::same);
   EXPECT_TRUE(entries_from_json(entries_to_json({})).empty());
 }
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "stored_entry_check.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_store.hpp"
@@ -43,38 +44,6 @@ StoredEntry sample_entry(std::int64_t m = 512) {
   return e;
 }
 
-void expect_same(const StoredEntry& a, const StoredEntry& b) {
-  EXPECT_EQ(a.device_key, b.device_key);
-  EXPECT_EQ(std::tie(a.M, a.N, a.K), std::tie(b.M, b.N, b.K));
-  EXPECT_EQ(a.problem_class, b.problem_class);
-  EXPECT_EQ(a.winner, b.winner);
-  EXPECT_DOUBLE_EQ(a.median_ms, b.median_ms);
-  EXPECT_DOUBLE_EQ(a.tflops, b.tflops);
-  EXPECT_DOUBLE_EQ(a.margin, b.margin);
-  EXPECT_EQ(a.tuned_at, b.tuned_at);
-  EXPECT_EQ(a.tilemm_version, b.tilemm_version);
-  EXPECT_EQ(a.versions.template_hash, b.versions.template_hash);
-  EXPECT_EQ(a.versions.nvrtc_version, b.versions.nvrtc_version);
-  EXPECT_EQ(a.versions.driver_version, b.versions.driver_version);
-  EXPECT_EQ(a.arch, b.arch);
-  EXPECT_EQ(a.source, b.source);
-  ASSERT_EQ(a.candidates.size(), b.candidates.size());
-  for (std::size_t i = 0; i < a.candidates.size(); ++i) {
-    const auto& x = a.candidates[i];
-    const auto* y = &b.candidates[0];
-    for (const auto& c : b.candidates)
-      if (c.variant == x.variant) y = &c;
-    EXPECT_EQ(x.variant, y->variant);
-    EXPECT_EQ(x.status, y->status);
-    EXPECT_EQ(x.reason, y->reason);
-    EXPECT_DOUBLE_EQ(x.stats.median_ms, y->stats.median_ms);
-    EXPECT_DOUBLE_EQ(x.stats.min_ms, y->stats.min_ms);
-    EXPECT_DOUBLE_EQ(x.stats.spread, y->stats.spread);
-    EXPECT_EQ(x.stats.samples, y->stats.samples);
-    EXPECT_DOUBLE_EQ(x.compile_ms, y->compile_ms);
-  }
-}
-
 TEST(TuningStore, EntryRoundTripsThroughAFile) {
   testing::TempDir dir;
   const auto entry = sample_entry();
@@ -85,7 +54,7 @@ TEST(TuningStore, EntryRoundTripsThroughAFile) {
   TuningStore reopened(dir.file("t.db"));
   const auto found = reopened.find(entry.device_key, 512, 256, 1024, "a4-dense", true);
   ASSERT_TRUE(found.has_value());
-  expect_same(*found, entry);
+  testing::expect_same_entry(*found, entry, testing::CandidateOrder::by_variant);
   EXPECT_FALSE(reopened.find(entry.device_key, 512, 256, 1024, "a1-dense").has_value());
   EXPECT_FALSE(reopened.find(entry.device_key, 512, 256, 1023, "a4-dense").has_value());
   EXPECT_EQ(reopened.schema_version(), TuningStore::kSchemaVersion);
@@ -102,7 +71,7 @@ TEST(TuningStore, PutReplacesTheEntryAndAllItsCandidates) {
   store.put(second);
   const auto found = store.find(second.device_key, 512, 256, 1024, "a4-dense", true);
   ASSERT_TRUE(found.has_value());
-  expect_same(*found, second);
+  testing::expect_same_entry(*found, second, testing::CandidateOrder::by_variant);
   EXPECT_EQ(store.list().size(), 1u);
 }
 
