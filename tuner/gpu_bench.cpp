@@ -47,17 +47,22 @@ TimingPlan quick_timing_plan() {
   return p;
 }
 
+namespace {
+bool is_quick(const char* effort) { return effort != nullptr && std::string(effort) == "quick"; }
+}  // namespace
+
 TimingPlan timing_plan_for(const char* effort) {
-  return effort != nullptr && std::string(effort) == "quick" ? quick_timing_plan()
-                                                              : standard_timing_plan();
+  return is_quick(effort) ? quick_timing_plan() : standard_timing_plan();
 }
 
 TimingPlan timing_plan_from_environment() {
   static const TimingPlan plan = [] {
-    const TimingPlan p = timing_plan_for(std::getenv("TILEMM_TUNE_EFFORT"));
-    if (p.max_samples == quick_timing_plan().max_samples)
+    const char* effort = std::getenv("TILEMM_TUNE_EFFORT");
+    const TimingPlan p = timing_plan_for(effort);
+    if (is_quick(effort))
       detail::log(detail::LogLevel::info,
-                  "TILEMM_TUNE_EFFORT=quick: 6 launches time each candidate; winners are noisier");
+                  "TILEMM_TUNE_EFFORT=quick: " + std::to_string(p.warmup + p.probe + p.max_samples) +
+                      " launches time each candidate; winners are noisier");
     return p;
   }();
   return plan;
