@@ -7,7 +7,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "gpu_test_support.hpp"
@@ -62,6 +65,52 @@ void load_in_parallel(const std::vector<Variant>& variants, const DeviceInfo& de
   for (auto& t : pool) t.join();
 }
 
+// Which variants EveryVariant checks; all of them unless the environment narrows it:
+//   TILEMM_TEST_VARIANTS=<regex>      those whose names match (to look at one family);
+//   TILEMM_TEST_VARIANT_SHARD=<i>/<n> every n-th variant of the space from the i-th (0-based),
+//                                     so n processes check it all, each family spread evenly
+//                                     over them (how gpu-sanitize-all.sh spreads racecheck).
+// A value that does not parse fails the test, and so does a selection that keeps no variant.
+struct VariantSelection {
+  std::optional<std::regex> pattern;
+  std::string pattern_text;
+  std::size_t shard = 0, shards = 1;
+  std::string error;  // non-empty: the environment is malformed
+
+  bool keeps(std::size_t index, const std::string& name) const {
+    return index % shards == shard && (!pattern || std::regex_search(name, *pattern));
+  }
+  std::string describe() const {
+    std::string s = "shard " + std::to_string(shard) + "/" + std::to_string(shards);
+    if (pattern) s += ", names matching '" + pattern_text + "'";
+    return s;
+  }
+};
+
+const VariantSelection& variant_selection() {
+  static const VariantSelection selection = [] {
+    VariantSelection s;
+    if (const char* p = std::getenv("TILEMM_TEST_VARIANTS"); p != nullptr && *p != '\0') {
+      try {
+        s.pattern = std::regex(p);
+        s.pattern_text = p;
+      } catch (const std::regex_error& e) {
+        s.error = std::string("TILEMM_TEST_VARIANTS is not a regular expression: ") + e.what();
+      }
+    }
+    if (const char* p = std::getenv("TILEMM_TEST_VARIANT_SHARD"); p != nullptr && *p != '\0') {
+      unsigned long i = 0, n = 0;
+      char tail = 0;
+      if (std::sscanf(p, "%lu/%lu%c", &i, &n, &tail) != 2 || n == 0 || i >= n)
+        s.error = std::string("TILEMM_TEST_VARIANT_SHARD must be <i>/<n> with i < n, not '") + p + "'";
+      else
+        s.shard = i, s.shards = n;
+    }
+    return s;
+  }();
+  return selection;
+}
+
 class EveryVariant : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryVariant, MatchesFloat64Reference) {
@@ -105,8 +154,13 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
   args.ldc = ldc;
 
   const DeviceInfo& device = current_device();
+  const VariantSelection& selection = variant_selection();
+  ASSERT_TRUE(selection.error.empty()) << selection.error;
   std::vector<Variant> runnable;
-  for (const auto& v : variant_space()) {
+  const auto space = variant_space();
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const Variant& v = space[i];
+    if (!selection.keeps(i, variant_name(v))) continue;
     const Verdict verdict = can_run(v, device, args.problem());
     if (verdict) {
       runnable.push_back(v);
@@ -145,7 +199,7 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
     EXPECT_EQ(bad, 0) << name << ": " << bad << " wrong elements;" << first.str();
     ++checked_variants;
   }
-  EXPECT_GT(checked_variants, 0);
+  EXPECT_GT(checked_variants, 0) << selection.describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(
