@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# compute-sanitizer over every test of the GPU test binaries, one process per test, many at once:
-# the tools' cost is mostly host-side (instrumenting each loaded module, checking each launch),
-# so one test per process spreads it over the CPU cores where one process per binary would not
-# finish racecheck in a device call.
+# compute-sanitizer over every test of the GPU test binaries, one process per job, many at once,
+# spread over every GPU of the machine. The tools' cost is per launch and per shared-memory
+# access, so the job list cuts the expensive tests into pieces of similar cost: EveryVariant runs
+# each large shape on its own and the small shapes together, and each of those again in
+# SANITIZE_EVERYVARIANT_SHARDS processes (TILEMM_TEST_VARIANT_SHARD=i/n: every n-th variant).
 # Usage (device tool, carry: ["build-carry"]):
-#   scripts/gpu-sanitize-all.sh [tool] [seconds per test] [jobs] [seconds in all] [filter regex]
-# Each test's line (exit code, seconds, the tool's summary) goes to
+#   scripts/gpu-sanitize-all.sh [tool] [seconds per job] [jobs at once] [seconds in all] [regex]
+# Only jobs whose line ("<binary> <gtest filter> [VAR=value...]") matches the regex run.
+# Each job's line (exit code, seconds, GPU, the tool's summary) goes to
 # $OUT/sanitize-all-<tool>-summary.txt as soon as it ends, its output to
-# $OUT/sanitize-all-<tool>.log; tests still running when the overall deadline comes are killed
-# and listed as such, so a device call that runs out of time still reports what finished.
+# $OUT/sanitize-all-<tool>.log; jobs still running at the overall deadline are killed and listed
+# as UNFINISHED, so a device call that runs out of time still reports what finished. The first
+# line of the summary names the source the build came from (build-carry/SOURCE).
 #
-# racecheck of the whole suite in two device calls (each test that tunes took 230-330 s under
-# racecheck; everything else, with tuning off, is the EveryVariant groups and short tests):
-#   SANITIZE_TUNE_OFF_EXCEPT=CApiOnDevice SANITIZE_EXCLUDE='test_autotune|test_tune_cli_gpu' \
-#     scripts/gpu-sanitize-all.sh racecheck 560 14 560
-#   scripts/gpu-sanitize-all.sh racecheck 560 14 560 'test_autotune|test_tune_cli_gpu|CApiOnDevice'
+# Environment:
+#   SANITIZE_TUNE_OFF_EXCEPT=<regex>  jobs that do not match run with TILEMM_TUNE=off: they then
+#       run the kernels they dispatch to instead of tuning a missed shape (every candidate ~7
+#       times); EveryVariant launches every variant anyway.
+#   SANITIZE_EXCLUDE=<regex>          leave more jobs out.
+#   SANITIZE_ORDER=reverse            quick jobs first.
+#   SANITIZE_GPUS=<n>                 GPUs to spread over (default: all that nvidia-smi lists);
+#       job slot s runs on GPU s % n, except jobs matching SANITIZE_ALL_GPUS (default
+#       'AnotherDevice'), which see every GPU.
+#   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
+#
+# Measured under racecheck on the H200 (one process, 1024x1024x1024, one variant): naive 0.5 s,
+# splitk 128x128 s8 1 s, warptile 256x128 6 s, padded 256x128 6 s, tiled 8x8 20 s, tiled 32x32
+# over 23 s; tuning costs ~0.05 s per launch besides. EveryVariant's four large shapes are ~10^9
+# FMAs each, so they hold most of the suite's racecheck time.
 set -uo pipefail
 here=$(pwd)
 [ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
@@ -23,79 +36,90 @@ out=${OUT:-/tmp/out}; mkdir -p "$out"
 tool=${1:-racecheck}; limit=${2:-540}; jobs=${3:-14}; total=${4:-540}; only=${5:-.}
 work=$(mktemp -d)
 cd /work/main/build
+gpus=${SANITIZE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+[ "${gpus:-0}" -ge 1 ] 2>/dev/null || gpus=1
+all_gpus=${SANITIZE_ALL_GPUS:-AnotherDevice}
 
 # Left out, with the reason in the report: the tilemm-tune test that runs deliberately faulty
 # kernels (an out-of-bounds write and an endless loop, which the tools rightly report), and the
 # 8.8 GB A of LargeA (the tools' shadow memory for it does not fit beside the other jobs).
 exclude='TuneCliGpu.SurvivesACandidateThatCrashesTheContextAndOneThatHangs|/LargeProblem.*LargeA'
-# SANITIZE_EXCLUDE=<regex> leaves out more, to split the suite over several device calls.
 exclude="$exclude${SANITIZE_EXCLUDE:+|$SANITIZE_EXCLUDE}"
-: > "$work/list"
+: > "$work/tests"
 for bin in tests/test_gpu_correctness tests/test_autotune tests/test_blas_api tests/test_arguments \
            tests/test_large_problems tests/test_tune_cli_gpu; do
   "$bin" --gtest_list_tests | awk -v bin="$bin" '
     /^[^ ]/ { suite = $1; next }
-    { print bin " " suite $1 }' >> "$work/list"
+    { print bin " " suite $1 }' >> "$work/tests"
 done
-echo "tests/c_api_smoke -" >> "$work/list"
-# EveryVariant's shapes share one process per group: each process compiles the ~220 variants
-# (~1 CPU-second each) before it runs any, so one process per shape would compile them 18 times.
-groups=${SANITIZE_EVERYVARIANT_GROUPS:-3}
-grep 'EveryVariant\.' "$work/list" | awk -v g="$groups" '
-  { f[NR % g] = (f[NR % g] == "" ? "" : f[NR % g] ":") $2; bin = $1 }
-  END { for (i in f) print bin " " f[i] }' > "$work/grouped"
-{ cat "$work/grouped"; grep -v 'EveryVariant\.' "$work/list"; } > "$work/list.new"
-mv "$work/list.new" "$work/list"
+echo "tests/c_api_smoke -" >> "$work/tests"
+shards=${SANITIZE_EVERYVARIANT_SHARDS:-8}
+big='/(1000x1000x1000|1024x1024x1024|2049x31x4099)'
+{
+  # Every process compiles the variants of its shard (~1 CPU-second each), so the small shapes
+  # share their processes; the large ones get their own.
+  grep 'EveryVariant\.' "$work/tests" | awk -v big="$big" -v n="$shards" '
+    { bin = $1; if ($2 ~ big) large[++l] = $2; else small = (small == "" ? "" : small ":") $2 }
+    END {
+      for (j = 1; j <= l; ++j) for (i = 0; i < n; ++i) print bin, large[j], "TILEMM_TEST_VARIANT_SHARD=" i "/" n
+      for (i = 0; i < n; ++i) print bin, small, "TILEMM_TEST_VARIANT_SHARD=" i "/" n
+    }'
+  grep -v 'EveryVariant\.' "$work/tests" | grep -E 'autotune|LargeProblem|CApiOnDevice|SplitK'
+  grep -v 'EveryVariant\.' "$work/tests" | grep -Ev 'autotune|LargeProblem|CApiOnDevice|SplitK'
+} > "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
-# SANITIZE_ORDER=reverse starts with the quick tests, for a call too short to finish them all.
 if [ "${SANITIZE_ORDER:-}" = reverse ]; then tac "$work/run" > "$work/run.r" && mv "$work/run.r" "$work/run"; fi
-echo "$(wc -l < "$work/run") tests, $(grep -Ec "$exclude" "$work/list") left out: $exclude"
+echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 
-# The tuning tests still tune, but time each candidate with 6 launches instead of 23 or more:
-# under the tools every launch is slow, and which candidate wins does not matter here.
-export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}
+export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}  # 6 timed launches per candidate, not 23+
 summary="$out/sanitize-all-$tool-summary.txt"
 logs="$out/sanitize-all-$tool.log"
-: > "$summary"; : > "$logs"
-# SANITIZE_TUNE_OFF_EXCEPT=<regex>: every test that does not match runs with TILEMM_TUNE=off.
-# Tuning a missed shape launches ~220 candidates ~25 times each, which under racecheck took
-# 230-330 s per test (measured); with tuning off a test runs the kernels it dispatches to, and
-# EveryVariant runs every variant anyway. The tests about tuning itself match the regex.
-run_one() {  # binary, test name ("-" for a plain program)
-  local bin=$1 name=$2 log
-  log="$work/$(echo "$bin $name" | md5sum | cut -c1-16).log"  # grouped names exceed NAME_MAX
+{
+  echo "# compute-sanitizer --tool $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown: no SOURCE file in the build')"
+  nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | sed 's/^/# GPU /'
+} > "$summary"
+: > "$logs"
+run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings for this job
+  local bin=$1 name=$2; shift 2
+  local settings=("$@") extra=() line log
+  line="$bin $name${1:+ $*}"
+  log="$work/$(echo "$line" | md5sum | cut -c1-16).log"  # grouped names exceed NAME_MAX
   local filter=()
   [ "$name" != "-" ] && filter=(--gtest_filter="$name")
   local start=$(date +%s)
-  echo "started $bin $name" > "$log.running"
-  local tune=${TILEMM_TUNE:-}
-  if [ -n "${SANITIZE_TUNE_OFF_EXCEPT:-}" ] && ! echo "$bin $name" | grep -Eq "$SANITIZE_TUNE_OFF_EXCEPT"; then
-    tune=off
+  echo "started $line" > "$log.running"
+  if [ -n "${SANITIZE_TUNE_OFF_EXCEPT:-}" ] && ! echo "$line" | grep -Eq "$SANITIZE_TUNE_OFF_EXCEPT"; then
+    extra+=(TILEMM_TUNE=off)
   fi
-  TILEMM_TUNE=$tune TILEMM_CACHE="$work/cache-$$-$RANDOM.db" timeout "$limit" \
+  local gpu=all
+  if [ "$gpus" -gt 1 ] && ! echo "$line" | grep -Eq "$all_gpus"; then
+    gpu=$(( SANITIZE_SLOT % gpus ))
+    extra+=(CUDA_VISIBLE_DEVICES=$gpu)
+  fi
+  env "${settings[@]}" "${extra[@]}" TILEMM_CACHE="$work/cache-$$-$RANDOM.db" timeout "$limit" \
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "${filter[@]}" > "$log" 2>&1
   local rc=$?
   # A test that makes no CUDA call (argument checks) passes, but the tool exits 255 for it.
   if [ $rc = 255 ] && grep -q "terminated before first instrumented API call" "$log" &&
      grep -q "^\[  PASSED  \] 1 test" "$log"; then rc=cpu; fi
-  [ "$tune" = off ] && name="$name (TILEMM_TUNE=off)"
   rm -f "$log.running"
-  # flock: lines and logs of tests that end together must not interleave.
-  flock "$summary" bash -c 'printf "%-4s %5ss  %-90s %s\n" "$1" "$2" "$3" "$4" >> "$5";
-    { echo "=== $3 (rc $1)"; cat "$6"; } >> "$7"' _ "$rc" "$(( $(date +%s) - start ))" \
-    "$bin $name" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" "$summary" \
-    "$log" "$logs"
+  # flock: lines and logs of jobs that end together must not interleave.
+  flock "$summary" bash -c 'printf "%-4s %5ss gpu %-3s %-100s %s\n" "$1" "$2" "$3" "$4" "$5" >> "$6";
+    { echo "=== $4 (rc $1)"; cat "$7"; } >> "$8"' _ "$rc" "$(( $(date +%s) - start ))" "$gpu" \
+    "$line${extra[*]:+ (${extra[*]})}" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
+    "$summary" "$log" "$logs"
 }
 export -f run_one
-export tool limit work summary logs
-# In list order: the slow ones (every variant at a shape, tuning) come first.
-timeout "$total" xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' < "$work/run"
+export tool limit work summary logs gpus all_gpus
+# In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
+timeout "$total" xargs -P "$jobs" --process-slot-var=SANITIZE_SLOT -L 1 bash -c 'run_one "$@"' _ < "$work/run"
 echo "deadline rc=$? (124: the overall deadline of ${total}s stopped it)"
 for f in "$work"/*.running; do [ -e "$f" ] && echo "UNFINISHED $(cat "$f")" >> "$summary"; done
-# The runners first, so that a test killed here is not also recorded as failed.
+# The runners first, so that a job killed here is not also recorded as failed.
 pkill -f 'run_one' 2>/dev/null; pkill -f compute-sanitizer 2>/dev/null; sleep 1
-done_n=$(grep -vc UNFINISHED "$summary"); cut_n=$(grep -c UNFINISHED "$summary")
+results=$(grep -Ev '^(#|UNFINISHED)' "$summary")
+done_n=$(printf '%s' "$results" | grep -c .); cut_n=$(grep -c '^UNFINISHED' "$summary")
 echo "finished: $done_n of $(wc -l < "$work/run"); cut off: $cut_n; not started: $(( $(wc -l < "$work/run") - done_n - cut_n ))"
-echo "exit codes: $(grep -v UNFINISHED "$summary" | awk '{print $1}' | sort | uniq -c | tr '\n' ' ')"
-grep -Ev '^(0|cpu) ' "$summary" || echo "every finished test exited 0 (cpu: passed without a CUDA call)"
-echo "slowest:"; grep -v UNFINISHED "$summary" | sort -k2 -n | tail -n 5
+echo "exit codes: $(printf '%s\n' "$results" | awk 'NF {print $1}' | sort | uniq -c | tr '\n' ' ')"
+printf '%s\n' "$results" | grep -Ev '^(0|cpu) ' | grep . || echo "every finished job exited 0 (cpu: passed without a CUDA call)"
+echo "slowest:"; printf '%s\n' "$results" | sort -k2 -n | tail -n 5

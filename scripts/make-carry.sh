@@ -10,4 +10,9 @@ mkdir -p "$dst"
 tar -C "$src" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' --exclude='./generated' --exclude='./Testing' -cf - . | tar -C "$dst" -xf -
 find "$dst" -type f -executable \( -name "test_*" -o -name "tilemm-*" -o -name dispatch_child \
   -o -name "fuzz_*" -o -name "c_api_smoke" -o -name "*.so*" \) -exec strip --strip-unneeded {} \; 2>/dev/null || true
+# Which source the binaries come from, for the reports of the scripts that run them
+# (gpu-sanitize-all.sh puts it on its summary's first line).
+dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
+echo "source: commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$dirty, carried $(date -u '+%F %T') UTC" > "$dst/SOURCE"
+cat "$dst/SOURCE"
 du -sh "$dst"
