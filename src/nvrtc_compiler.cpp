@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <regex>
@@ -61,21 +62,46 @@ class Program {
   std::string variant_;
 };
 
-int first_match(const std::string& log, const std::regex& pattern) {
+int first_match(const std::string& text, const std::regex& pattern) {
   std::smatch m;
-  return std::regex_search(log, m, pattern) ? std::stoi(m[1].str()) : -1;
+  return std::regex_search(text, m, pattern) ? std::stoi(m[1].str()) : -1;
 }
 
-// ptxas -v: "Used 40 registers", "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+// ptxas -v reports each kernel of the module in turn: "Compiling entry function 'NAME'", then
+// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and "Used N registers". The
+// registers and stack frame are those of the kernel called `out.name` (the first kernel's when
+// none is: support modules); the spills are the most of any kernel, since a spill in a module's
+// second kernel (split-K's reduce, padded's copy) slows the variant as much.
 void read_ptxas_report(CompiledVariant& out) {
+  static const std::regex entry(R"(Compiling entry function '([^']+)')");
   static const std::regex registers(R"(Used (\d+) registers)");
   static const std::regex stack(R"((\d+) bytes stack frame)");
   static const std::regex stores(R"((\d+) bytes spill stores)");
   static const std::regex loads(R"((\d+) bytes spill loads)");
-  out.registers = first_match(out.log, registers);
-  out.stack_frame_bytes = first_match(out.log, stack);
-  out.spill_store_bytes = first_match(out.log, stores);
-  out.spill_load_bytes = first_match(out.log, loads);
+  struct Section {
+    std::string function, text;
+  };
+  std::vector<Section> sections;
+  std::vector<std::size_t> starts;
+  for (auto it = std::sregex_iterator(out.log.begin(), out.log.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    starts.push_back(static_cast<std::size_t>(it->position()));
+    sections.push_back({(*it)[1].str(), {}});
+  }
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : out.log.size();
+    sections[i].text = out.log.substr(starts[i], end - starts[i]);
+  }
+  if (sections.empty()) sections.push_back({out.name, out.log});  // no markers: one report
+  const Section* main = &sections.front();
+  for (const auto& s : sections)
+    if (s.function == out.name) main = &s;
+  out.registers = first_match(main->text, registers);
+  out.stack_frame_bytes = first_match(main->text, stack);
+  for (const auto& s : sections) {
+    out.spill_store_bytes = std::max(out.spill_store_bytes, first_match(s.text, stores));
+    out.spill_load_bytes = std::max(out.spill_load_bytes, first_match(s.text, loads));
+  }
 }
 
 }  // namespace

@@ -16,7 +16,9 @@ struct CompiledVariant {
   std::vector<char> cubin;
   std::string log;            // NVRTC's program log (ptxas -v lines: registers, spills)
   double compile_ms = 0.0;
-  // From ptxas' report in the log; -1 where the report lacks the figure.
+  // From ptxas' report in the log; -1 where the report lacks the figure. Registers and stack
+  // frame are those of the kernel called `name`; the spills are the most of any kernel of the
+  // module (split-K's reduce and padded's copy kernels are in the same CUBIN).
   int registers = -1;
   int stack_frame_bytes = -1;
   int spill_store_bytes = -1;

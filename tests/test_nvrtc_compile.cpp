@@ -65,8 +65,15 @@ TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
     const auto& family = detail::find_family(space[i].family);
     EXPECT_EQ(contains(c.cubin, name + "_reduce"), family.k_splits(space[i]) > 1) << name;
     EXPECT_EQ(contains(c.cubin, name + "_copy"), family.aligned_copies) << name;
-    // Local-memory spills would make a variant slow; none of the space may have them.
+    // Local-memory spills would make a variant slow; none of the space may have them, in any
+    // kernel of its module.
     EXPECT_GT(c.registers, 0) << c.log;
+    // The registers reported are the GEMM kernel's, not its module's helper kernel's: a
+    // register-blocked kernel holds at least its WM * WN / 32 accumulators per thread.
+    if (const auto& p = space[i].params;
+        std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "wm"; })) {
+      EXPECT_GE(c.registers, space[i].param("wm") * space[i].param("wn") / 32) << name << "\n" << c.log;
+    }
     EXPECT_EQ(c.spill_store_bytes, 0) << name << "\n" << c.log;
     EXPECT_EQ(c.spill_load_bytes, 0) << name << "\n" << c.log;
   }
