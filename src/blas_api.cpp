@@ -1,10 +1,10 @@
 // Layouts, transposes and batches, reduced to row-major non-transposed problems.
 #include <algorithm>
-#include <memory>
+#include <optional>
 #include <string>
 
-#include "cuda_check.hpp"
 #include "family_registry.hpp"
+#include "launch.hpp"
 #include "stream_check.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/blas.hpp"
@@ -35,23 +35,18 @@ void check_ld(const char* name, std::int64_t ld, std::int64_t row_length, const 
                                     "), got " + std::to_string(ld));
 }
 
-// Stream-ordered scratch memory: allocated and freed on the call's stream.
-class Scratch {
- public:
-  Scratch(std::size_t floats, cudaStream_t stream) : stream_(stream) {
-    TILEMM_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), floats * sizeof(float), stream));
-  }
-  ~Scratch() {
-    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  float* get() const { return data_; }
-
- private:
-  float* data_ = nullptr;
-  cudaStream_t stream_;
-};
+// The row-major copy of an operand stored transposed (`stored` is cols x rows of the logical
+// rows x cols operand), rows padded to 4 floats so that the float4 kernels stay eligible. The
+// copy lives in `memory` until the caller releases it, once the GEMM that reads it is enqueued.
+Stored row_major_copy(const DeviceInfo& device, const Stored& stored,
+                      std::optional<detail::StreamWorkspace>& memory, cudaStream_t stream) {
+  const std::int64_t rows = stored.cols, cols = stored.rows;
+  const std::int64_t ld = detail::aligned_ld(cols);
+  memory.emplace(static_cast<std::size_t>(rows * ld) * sizeof(float), device.ordinal, stream);
+  detail::transpose(device, stored.rows, stored.cols, stored.data, stored.ld, memory->floats(), ld,
+                    stream);
+  return {memory->floats(), rows, cols, ld};
+}
 
 struct Normalized {
   // The row-major problem C' = A' B' (+ beta C') that the call is.
@@ -123,24 +118,20 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
   }
   const DeviceInfo& device = current_device();
   detail::check_stream(stream, device);  // before the transposes are enqueued on it
-  // Transposed operands are copied into their row-major form, rows padded to 4 floats so the
-  // float4 kernels stay eligible.
-  std::unique_ptr<Scratch> a_copy, b_copy;
+  std::optional<detail::StreamWorkspace> a_copy, b_copy;
   if (p.a_transposed) {
-    const std::int64_t ld = detail::aligned_ld(p.K);
-    a_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.M * ld), stream);
-    detail::transpose(device, p.a.rows, p.a.cols, p.a.data, p.a.ld, a_copy->get(), ld, stream);
-    args.A = a_copy->get();
-    args.lda = ld;
+    const Stored a = row_major_copy(device, p.a, a_copy, stream);  // M x K
+    args.A = a.data;
+    args.lda = a.ld;
   }
   if (p.b_transposed) {
-    const std::int64_t ld = detail::aligned_ld(p.N);
-    b_copy = std::make_unique<Scratch>(static_cast<std::size_t>(p.K * ld), stream);
-    detail::transpose(device, p.b.rows, p.b.cols, p.b.data, p.b.ld, b_copy->get(), ld, stream);
-    args.B = b_copy->get();
-    args.ldb = ld;
+    const Stored b = row_major_copy(device, p.b, b_copy, stream);  // K x N
+    args.B = b.data;
+    args.ldb = b.ld;
   }
   gemm(args, stream, options);
+  if (a_copy) a_copy->release();
+  if (b_copy) b_copy->release();
 }
 
 }  // namespace

@@ -10,12 +10,11 @@
 namespace tilemm::detail {
 namespace {
 
-// Workspaces (split-K slices, aligned copies) come from one stream-ordered pool per device: an allocation is ordered with
-// the kernels that use it on the caller's stream, so concurrent calls on different streams never
-// share a workspace, and nothing synchronizes. The pool keeps freed memory (up to the
-// threshold) for the next call instead of returning it to the driver at every synchronization,
-// which is what the default pool would do. tilemm's own pool, so the application's use of the
-// device's default pool is left alone. Never destroyed, like the loaded kernels.
+// One stream-ordered pool per device (see StreamWorkspace in launch.hpp): an allocation is
+// ordered with the kernels that use it on the caller's stream, so concurrent calls on different
+// streams never share memory. The pool keeps freed memory (up to the threshold) for the next call
+// instead of returning it to the driver at every synchronization, which is what the default pool
+// would do. Never destroyed, like the loaded kernels.
 constexpr std::uint64_t kPoolKeepBytes = std::uint64_t{512} << 20;
 
 cudaMemPool_t workspace_pool(int device) {
@@ -130,6 +129,21 @@ void launch_with_workspace(const LoadedKernel& kernel, const GemmArgs& args,
 
 }  // namespace
 
+StreamWorkspace::StreamWorkspace(std::size_t bytes, int device, cudaStream_t stream)
+    : stream_(stream) {
+  TILEMM_CUDA(cudaMallocFromPoolAsync(&data_, bytes, workspace_pool(device), stream));
+}
+
+StreamWorkspace::~StreamWorkspace() {
+  if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+}
+
+void StreamWorkspace::release() {
+  void* data = data_;
+  data_ = nullptr;
+  if (data != nullptr) TILEMM_CUDA(cudaFreeAsync(data, stream_));
+}
+
 void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
   const LaunchGeometry g = kernel.family->geometry(kernel.variant, args.problem());
   const std::size_t bytes = workspace_bytes(*kernel.family, kernel.variant, args.problem());
@@ -137,15 +151,9 @@ void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t strea
     launch_direct(kernel, args, g, stream);
     return;
   }
-  void* workspace = nullptr;
-  TILEMM_CUDA(cudaMallocFromPoolAsync(&workspace, bytes, workspace_pool(kernel.device), stream));
-  try {
-    launch_with_workspace(kernel, args, g, static_cast<float*>(workspace), stream);
-  } catch (...) {
-    (void)cudaFreeAsync(workspace, stream);  // the launch error is the one to report
-    throw;
-  }
-  TILEMM_CUDA(cudaFreeAsync(workspace, stream));
+  StreamWorkspace workspace(bytes, kernel.device, stream);
+  launch_with_workspace(kernel, args, g, workspace.floats(), stream);
+  workspace.release();
 }
 
 }  // namespace tilemm::detail

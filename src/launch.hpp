@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "kernel_library.hpp"
 #include "tilemm/gemm.hpp"
 
@@ -11,5 +13,27 @@ namespace tilemm::detail {
 // Enqueues `kernel` for `args` (already validated, M and N > 0, can_run passed) on `stream`.
 // Throws tilemm::Error if the launch itself is refused.
 void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream);
+
+// Device memory ordered on one stream: taken from tilemm's own pool for `device` when made, given
+// back on the same stream when destroyed, so it is free once the work enqueued in between is
+// done and nothing synchronizes. Split-K slices, aligned copies and the BLAS API's transposed
+// operands all use it. The pool keeps up to 512 MiB of freed memory for the next call and leaves
+// the device's default pool, which the application may use, alone.
+class StreamWorkspace {
+ public:
+  StreamWorkspace(std::size_t bytes, int device, cudaStream_t stream);
+  ~StreamWorkspace();
+  StreamWorkspace(const StreamWorkspace&) = delete;
+  StreamWorkspace& operator=(const StreamWorkspace&) = delete;
+  float* floats() const { return static_cast<float*>(data_); }
+  // Gives the memory back now, checked; call it once the work that uses it is enqueued. The
+  // destructor frees only what was not released (a call that failed part-way), unchecked, as the
+  // failure that led there is the one to report.
+  void release();
+
+ private:
+  void* data_ = nullptr;
+  cudaStream_t stream_;
+};
 
 }  // namespace tilemm::detail
