@@ -23,6 +23,10 @@
 #       job slot s runs on GPU s % n, except jobs matching SANITIZE_ALL_GPUS (default
 #       'AnotherDevice'), which see every GPU.
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
+#   SANITIZE_DONE=<file>              skip the jobs listed in an earlier call's
+#       $OUT/sanitize-all-<tool>-clean.txt (its first line names the build it ran): copy that
+#       file into build-carry/ and pass its path, to spread one suite over several device calls.
+#       The new clean list includes the old one. Only valid for the same build.
 #
 # Measured under racecheck on the H200 (one process, 1024x1024x1024, one variant): naive 0.5 s,
 # splitk 128x128 s8 1 s, warptile 256x128 6 s, padded 256x128 6 s, tiled 8x8 20 s, tiled 32x32
@@ -68,11 +72,31 @@ big='/(1000x1000x1000|1024x1024x1024|2049x31x4099)'
   grep -v 'EveryVariant\.' "$work/tests" | grep -Ev 'autotune|LargeProblem|CApiOnDevice|SplitK'
 } > "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
+# SANITIZE_DONE=<file>: the clean-job list of an earlier call on the same build (see below); its
+# jobs are not run again, so several device calls can share one suite.
+if [ -n "${SANITIZE_DONE:-}" ]; then
+  [ -r "$SANITIZE_DONE" ] || { echo "SANITIZE_DONE=$SANITIZE_DONE: no such file" >&2; exit 2; }
+  # Same commit, or the list says nothing about this build (the carry time may differ; a tree
+  # with uncommitted changes cannot be told apart from another one on the same commit).
+  was=$(head -1 "$SANITIZE_DONE" | sed 's/^# //; s/, carried .*//')
+  now=$(sed 's/, carried .*//' SOURCE 2>/dev/null || echo 'source unknown')
+  if [ "$was" != "$now" ]; then
+    echo "SANITIZE_DONE lists jobs of '$was', this build is '$now': not resuming" >&2; exit 2
+  fi
+  done_before=$(grep -Fxc -f "$SANITIZE_DONE" "$work/run")
+  grep -Fxv -f "$SANITIZE_DONE" "$work/run" > "$work/run.left"; mv "$work/run.left" "$work/run"
+  echo "$done_before jobs clean in $SANITIZE_DONE ($(head -1 "$SANITIZE_DONE")) are not run again"
+fi
 if [ "${SANITIZE_ORDER:-}" = reverse ]; then tac "$work/run" > "$work/run.r" && mv "$work/run.r" "$work/run"; fi
 echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 
 export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}  # 6 timed launches per candidate, not 23+
 summary="$out/sanitize-all-$tool-summary.txt"
+# The job lines of the jobs that ended clean (exit 0, or no CUDA call), headed by the build's
+# source: pass it back as SANITIZE_DONE (copied into the carried build) to resume in a later call.
+clean="$out/sanitize-all-$tool-clean.txt"
+{ [ -n "${SANITIZE_DONE:-}" ] && cat "$SANITIZE_DONE" || echo "# $(cat SOURCE 2>/dev/null || echo 'source unknown')"; } > "$clean.tmp"
+mv "$clean.tmp" "$clean"
 logs="$out/sanitize-all-$tool.log"
 {
   echo "# compute-sanitizer --tool $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown: no SOURCE file in the build')"
@@ -104,13 +128,14 @@ run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings f
      grep -q "^\[  PASSED  \] 1 test" "$log"; then rc=cpu; fi
   rm -f "$log.running"
   # flock: lines and logs of jobs that end together must not interleave.
+  if [ "$rc" = 0 ] || [ "$rc" = cpu ]; then flock "$summary" bash -c 'echo "$1" >> "$2"' _ "$line" "$clean"; fi
   flock "$summary" bash -c 'printf "%-4s %5ss gpu %-3s %-100s %s\n" "$1" "$2" "$3" "$4" "$5" >> "$6";
     { echo "=== $4 (rc $1)"; cat "$7"; } >> "$8"' _ "$rc" "$(( $(date +%s) - start ))" "$gpu" \
     "$line${extra[*]:+ (${extra[*]})}" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
     "$summary" "$log" "$logs"
 }
 export -f run_one
-export tool limit work summary logs gpus all_gpus
+export tool limit work summary logs gpus all_gpus clean
 # In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
 timeout "$total" xargs -P "$jobs" --process-slot-var=SANITIZE_SLOT -L 1 bash -c 'run_one "$@"' _ < "$work/run"
 echo "deadline rc=$? (124: the overall deadline of ${total}s stopped it)"
