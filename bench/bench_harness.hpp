@@ -1,0 +1,128 @@
+// The timing harness that tilemm's benchmarks share: inputs rotated through enough copies to
+// exceed the L2 several times, CUDA events around each launch, warm-up, and the median of a
+// time-based number of runs, so that every contender is timed under the same conditions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tune_cli.hpp"
+
+namespace tilemm::bench {
+
+// The options every benchmark takes: which shapes (same syntax as tilemm-tune) and how long to
+// time each contender.
+struct ShapeOptions {
+  std::string sizes, shapes;
+  double budget_ms;
+
+  ShapeOptions(CLI::App& app, std::string default_sizes, double default_budget_ms)
+      : sizes(std::move(default_sizes)), budget_ms(default_budget_ms) {
+    app.add_option("--sizes", sizes, "Square sizes");
+    app.add_option("--shapes", shapes, "Shapes as MxNxK");
+    app.add_option("--ms-per-case", budget_ms, "Timed milliseconds per contender and shape");
+  }
+  // --shapes if given, else --sizes.
+  std::vector<cli::Shape> to_run() const {
+    std::vector<cli::Shape> todo;
+    if (!sizes.empty() && shapes.empty()) todo = cli::parse_sizes(sizes);
+    if (!shapes.empty()) todo = cli::parse_shapes(shapes);
+    return todo;
+  }
+};
+
+inline void cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+
+struct Set {
+  float *A, *B, *C;
+};
+
+class Problem {
+ public:
+  Problem(std::int64_t m, std::int64_t n, std::int64_t k, std::size_t l2_bytes) : M(m), N(n), K(k) {
+    const std::size_t a = static_cast<std::size_t>(M * K), b = static_cast<std::size_t>(K * N),
+                      c = static_cast<std::size_t>(M * N);
+    const std::size_t bytes = (a + b + c) * sizeof(float);
+    std::size_t sets = (4 * l2_bytes + bytes - 1) / bytes;
+    sets = std::clamp<std::size_t>(sets, 1, 64);
+    sets = std::max<std::size_t>(1, std::min(sets, (std::size_t{3} << 30) / bytes));
+    std::mt19937_64 rng(std::random_device{}());
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    host_a.resize(a);
+    host_b.resize(b);
+    for (auto& x : host_a) x = dist(rng);
+    for (auto& x : host_b) x = dist(rng);
+    for (std::size_t i = 0; i < sets; ++i) {
+      Set s{};
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.A), a * sizeof(float)), "cudaMalloc A");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.B), b * sizeof(float)), "cudaMalloc B");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&s.C), c * sizeof(float)), "cudaMalloc C");
+      cuda(cudaMemcpy(s.A, host_a.data(), a * sizeof(float), cudaMemcpyHostToDevice), "upload A");
+      cuda(cudaMemcpy(s.B, host_b.data(), b * sizeof(float), cudaMemcpyHostToDevice), "upload B");
+      sets_.push_back(s);
+    }
+  }
+  ~Problem() {
+    for (auto& s : sets_) {
+      cudaFree(s.A);
+      cudaFree(s.B);
+      cudaFree(s.C);
+    }
+  }
+  const Set& set(std::size_t i) const { return sets_[i % sets_.size()]; }
+  std::size_t sets() const { return sets_.size(); }
+  std::vector<float> download_c0() const {
+    std::vector<float> c(static_cast<std::size_t>(M * N));
+    cuda(cudaMemcpy(c.data(), sets_[0].C, c.size() * sizeof(float), cudaMemcpyDeviceToHost), "download C");
+    return c;
+  }
+  const std::int64_t M, N, K;
+  std::vector<float> host_a, host_b;
+
+ private:
+  std::vector<Set> sets_;
+};
+
+// Median milliseconds of `launch(set)` over a time-based number of runs.
+inline double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms) {
+  for (int i = 0; i < 3; ++i) launch(p.set(i));
+  cuda(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t probe[2];
+  cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
+  cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
+  cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
+  for (int i = 0; i < 3; ++i) launch(p.set(3 + i));
+  cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
+  cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
+  float probe_ms = 0;
+  cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
+  cudaEventDestroy(probe[0]);
+  cudaEventDestroy(probe[1]);
+  const int runs = std::clamp(static_cast<int>(budget_ms / std::max(probe_ms / 3.0f, 1e-3f)), 20, 1000);
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(runs));
+  for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < runs; ++i) {
+    cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
+    launch(p.set(static_cast<std::size_t>(6 + i)));
+    cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
+  }
+  cuda(cudaDeviceSynchronize(), "timed runs");
+  std::vector<float> ms(static_cast<std::size_t>(runs));
+  for (int i = 0; i < runs; ++i) cuda(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+  for (auto& e : events) cudaEventDestroy(e);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace tilemm::bench
