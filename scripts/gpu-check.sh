@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
-# The one command run on the H200 through the device tool (build here, carry build/):
-#   scripts/gpu-check.sh [ctest args...]
-# CMake wrote absolute paths into build/, so the checkout is made visible at the path it was
-# built at. Full logs go to $OUT; the last lines printed are the short summary.
+# The whole test suite on the GPU machine (device tool, carry: ["build-carry.tgz"], made here by
+# scripts/make-carry.sh): scripts/gpu-check.sh [ctest args...]   (default: -j8)
+# Full log in $OUT/ctest.log; the last lines printed are the short summary.
 set -uo pipefail
-here=$(pwd)
-built_at=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
-if [ "$built_at" != "$here" ] && [ ! -e "$built_at" ]; then
-  mkdir -p "$(dirname "$built_at")" && ln -s "$here" "$built_at"
-fi
-out=${OUT:-/tmp/tilemm-out}
-mkdir -p "$out"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
-cd "$built_at/build" || exit 1
-ctest --output-on-failure -j1 "$@" > "$out/ctest.log" 2>&1
+head -1 /work/main/build/SOURCE
+cd /work/main/build || exit 1
+[ $# -eq 0 ] && set -- -j8
+ctest --output-on-failure "$@" > "$out/ctest.log" 2>&1
 rc=$?
-grep -E "tests passed|tests failed|Skipped|\(Failed\)|\*\*\*" "$out/ctest.log" | tail -20
+grep -E "tests passed|tests failed|Total Test|Skipped|\(Failed\)|\*\*\*" "$out/ctest.log" | tail -20
 exit $rc

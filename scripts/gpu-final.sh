@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # The closing GPU run: the whole suite, the CLI on every GPU, compute-sanitizer on every family.
-# Usage (device tool, carry: ["build-carry"]): scripts/gpu-final.sh
+# Usage (device tool, carry: ["build-carry.tgz"]): scripts/gpu-final.sh
 set -uo pipefail
-here=$(pwd)
-[ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
-[ -e /work/main/build ] || ln -s "$here/build-carry" /work/main/build
-out=${OUT:-/tmp/out}; mkdir -p "$out"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 cd /work/main/build
 ctest --output-on-failure -j1 > "$out/ctest.log" 2>&1; echo "ctest rc=$?"

@@ -4,7 +4,7 @@
 # access, so the job list cuts the expensive tests into pieces of similar cost: EveryVariant runs
 # each large shape on its own and the small shapes together, and each of those again in
 # SANITIZE_EVERYVARIANT_SHARDS processes (TILEMM_TEST_VARIANT_SHARD=i/n: every n-th variant).
-# Usage (device tool, carry: ["build-carry"]):
+# Usage (device tool, carry: ["build-carry.tgz"]):
 #   scripts/gpu-sanitize-all.sh [tool] [seconds per job] [jobs at once] [seconds in all] [regex]
 # Only jobs whose line ("<binary> <gtest filter> [VAR=value...]") matches the regex run.
 # Each job's line (exit code, seconds, GPU, the tool's summary) goes to
@@ -25,7 +25,8 @@
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
 #   SANITIZE_DONE=<file>              skip the jobs listed in an earlier call's
 #       $OUT/sanitize-all-<tool>-clean.txt (its first line names the build it ran): copy that
-#       file into build-carry/ and pass its path, to spread one suite over several device calls.
+#       file into the repository (an untracked file travels) and pass its path, to spread one
+#       suite over several device calls.
 #       The new clean list includes the old one. Only valid for the same build.
 #
 # Measured under racecheck on the H200 (one process, 1024x1024x1024, one variant): naive 0.5 s,
@@ -33,10 +34,8 @@
 # over 23 s; tuning costs ~0.05 s per launch besides. EveryVariant's four large shapes are ~10^9
 # FMAs each, so they hold most of the suite's racecheck time.
 set -uo pipefail
-here=$(pwd)
-[ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
-[ -e /work/main/build ] || ln -s "$here/build-carry" /work/main/build
-out=${OUT:-/tmp/out}; mkdir -p "$out"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 tool=${1:-racecheck}; limit=${2:-540}; jobs=${3:-14}; total=${4:-540}; only=${5:-.}
 work=$(mktemp -d)
 cd /work/main/build

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Tunes the standard shape set on this GPU from an empty cache, exports it (the preloaded file
 # of cache/preloaded/ is this export), and benchmarks the winners against cuBLAS.
-# Usage (device tool, carry: ["build-carry"]): scripts/gpu-tune-bench.sh [ms-per-case]
+# Usage (device tool, carry: ["build-carry.tgz"]): scripts/gpu-tune-bench.sh [ms-per-case]
 # Writes under $OUT: tune-*.txt (every candidate's timing), preloaded.json, bench.csv, bench.txt.
 set -uo pipefail
-here=$(pwd)
-[ -e /work/main ] || { mkdir -p /work && ln -s "$here" /work/main; }
-[ -e /work/main/build ] || ln -s "$here/build-carry" /work/main/build
-out=${OUT:-/tmp/out}; mkdir -p "$out"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 cd /work/main/build
 export TILEMM_CACHE=/tmp/tune-bench.db
 rm -f "$TILEMM_CACHE"*

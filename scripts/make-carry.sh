@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Copies build/ into build-carry/ without what the GPU machine does not need (objects, static
-# libraries, CMake's per-target folders) and strips the programs: the device tool carries at most
-# 64 MiB. Usage: scripts/make-carry.sh [build] [build-carry]
+# libraries, CMake's per-target folders), strips the programs, and packs the result into
+# build-carry.tgz: the device tool carries at most 64 MiB with the working tree, and the unpacked
+# build is ~62 MiB (~24 MB packed). Carry the .tgz; scripts/device-env.sh unpacks it there.
+# Usage: scripts/make-carry.sh [build] [build-carry]
 set -euo pipefail
 src=${1:-build}
 dst=${2:-build-carry}
@@ -15,4 +17,5 @@ find "$dst" -type f -executable \( -name "test_*" -o -name "tilemm-*" -o -name d
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
 echo "source: commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$dirty, carried $(date -u '+%F %T') UTC" > "$dst/SOURCE"
 cat "$dst/SOURCE"
-du -sh "$dst"
+tar -C "$dst" -czf "$dst.tgz" .
+du -sh "$dst" "$dst.tgz"
