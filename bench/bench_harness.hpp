@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tilemm/tilemm.hpp"
 #include "tune_cli.hpp"
 
 namespace tilemm::bench {
@@ -31,11 +32,12 @@ struct ShapeOptions {
     app.add_option("--shapes", shapes, "Shapes as MxNxK");
     app.add_option("--ms-per-case", budget_ms, "Timed milliseconds per contender and shape");
   }
-  // --shapes if given, else --sizes.
+  // --shapes if given, else --sizes; throws std::runtime_error where there is no GPU to run them.
   std::vector<cli::Shape> to_run() const {
     std::vector<cli::Shape> todo;
     if (!sizes.empty() && shapes.empty()) todo = cli::parse_sizes(sizes);
     if (!shapes.empty()) todo = cli::parse_shapes(shapes);
+    if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
     return todo;
   }
 };
