@@ -38,6 +38,8 @@ set -uo pipefail
 source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 tool=${1:-racecheck}; limit=${2:-540}; jobs=${3:-14}; total=${4:-540}; only=${5:-.}
 work=$(mktemp -d)
+# Named from where the script was started; made absolute before the cd below.
+if [ -n "${SANITIZE_DONE:-}" ]; then SANITIZE_DONE=$(realpath -- "$SANITIZE_DONE"); fi
 cd /work/main/build
 gpus=${SANITIZE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 [ "${gpus:-0}" -ge 1 ] 2>/dev/null || gpus=1
@@ -67,8 +69,9 @@ big='/(1000x1000x1000|1024x1024x1024|2049x31x4099)'
       for (j = 1; j <= l; ++j) for (i = 0; i < n; ++i) print bin, large[j], "TILEMM_TEST_VARIANT_SHARD=" i "/" n
       for (i = 0; i < n; ++i) print bin, small, "TILEMM_TEST_VARIANT_SHARD=" i "/" n
     }'
-  grep -v 'EveryVariant\.' "$work/tests" | grep -E 'autotune|LargeProblem|CApiOnDevice|SplitK'
-  grep -v 'EveryVariant\.' "$work/tests" | grep -Ev 'autotune|LargeProblem|CApiOnDevice|SplitK'
+  costly='autotune|LargeProblem|CApiOnDevice|SplitK'
+  grep -v 'EveryVariant\.' "$work/tests" | grep -E "$costly"
+  grep -v 'EveryVariant\.' "$work/tests" | grep -Ev "$costly"
 } > "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
 # SANITIZE_DONE=<file>: the clean-job list of an earlier call on the same build (see below); its
@@ -92,7 +95,8 @@ echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/
 export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}  # 6 timed launches per candidate, not 23+
 summary="$out/sanitize-all-$tool-summary.txt"
 # The job lines of the jobs that ended clean (exit 0, or no CUDA call), headed by the build's
-# source: pass it back as SANITIZE_DONE (copied into the carried build) to resume in a later call.
+# source: copied into the repository and passed back as SANITIZE_DONE, it resumes the run in a
+# later call.
 clean="$out/sanitize-all-$tool-clean.txt"
 { [ -n "${SANITIZE_DONE:-}" ] && cat "$SANITIZE_DONE" || echo "# $(cat SOURCE 2>/dev/null || echo 'source unknown')"; } > "$clean.tmp"
 mv "$clean.tmp" "$clean"
