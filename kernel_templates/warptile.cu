@@ -21,6 +21,13 @@
 // (512^2 in 64x64 tiles is 64 blocks), keeps every sum in FP32 and the result deterministic (no
 // atomics), and costs one extra pass over S * M * N floats that are still in L2.
 //
+// CLUSTER_REDUCE = 1 (with SPLIT_K <= 8) makes the `clusterk` kernel: the SPLIT_K blocks of one C
+// tile form a thread block cluster (sm_90) and sum their partial products through distributed
+// shared memory instead of a workspace: each block leaves its partial tile in its own shared
+// memory, and block z then sums rows [z * BM / SPLIT_K, ...) of all the partials, in slice order,
+// and writes them to C. One kernel, no workspace, no second launch, and the same sums in the same
+// order as split-K's reduce kernel, so the two give identical results.
+//
 // ALIGNED_COPIES = 1 makes the `padded` family's kernel: A and B are copies whose rows start
 // 16-byte aligned, made by <name>_copy of this module, so the loads are float4 (VEC = 4) whatever
 // the caller's alignment, while C is the caller's own and is written with scalar stores. Copying
@@ -66,6 +73,9 @@
 #ifndef ALIGNED_COPIES
 #define ALIGNED_COPIES 0
 #endif
+#ifndef CLUSTER_REDUCE
+#define CLUSTER_REDUCE 0
+#endif
 
 #define TILEMM_PASTE2(a, b) a##b
 #define TILEMM_PASTE(a, b) TILEMM_PASTE2(a, b)
@@ -105,6 +115,8 @@ constexpr int kBLoads = BK / kBRowsPerPass;
 static_assert(SPLIT_K >= 1, "SPLIT_K is the number of K slices, at least 1");
 static_assert(!ALIGNED_COPIES || (VEC == 4 && SPLIT_K == 1),
               "ALIGNED_COPIES is for the float4 kernel of the padded family, which does not split K");
+static_assert(!CLUSTER_REDUCE || (SPLIT_K >= 2 && SPLIT_K <= 8),
+              "CLUSTER_REDUCE needs 2 to 8 K slices: a cluster of more than 8 blocks is not portable");
 static_assert(VEC == 1 || VEC == 4, "VEC is 1 (scalar, any alignment) or 4 (float4 accesses)");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WM x WN must divide the block tile");
 static_assert(NTHREADS == 128 || NTHREADS == 256,
@@ -154,6 +166,39 @@ static __device__ __forceinline__ float scale(float alpha, float acc, float beta
   return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
 
+#if CLUSTER_REDUCE
+// Thread block cluster primitives as PTX (sm_90), so that the template needs no header.
+// Every thread of every block of the cluster arrives, then waits for all: the writes to shared
+// memory before it are visible to the whole cluster after it.
+static __device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+}
+// The address, in the cluster's shared window, of `p` (this block's shared memory) in the block
+// of the cluster whose rank is `rank`.
+static __device__ __forceinline__ unsigned cluster_address(const float* p, unsigned rank) {
+  unsigned long long local;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(local) : "l"(p));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(static_cast<unsigned>(local)), "r"(rank));
+  return remote;
+}
+static __device__ __forceinline__ float4 cluster_load4(unsigned address) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(address)
+               : "memory");
+  return v;
+}
+// The cluster spans grid.z: the blocks of one C tile, whose ranks are their blockIdx.z.
+#define TILEMM_CLUSTER __cluster_dims__(1, 1, SPLIT_K)
+#else
+#define TILEMM_CLUSTER
+#endif
+
 // MIN_BLOCKS = 2 caps registers at 128 so that two blocks share an SM: one block's barrier
 // wait is hidden by the other's FMAs. Spelled only when above 1: an explicit minimum of 1 changes
 // ptxas's register allocation (151 -> 159 registers for 64x128 VEC 1), measured 10% slower.
@@ -162,7 +207,7 @@ static __device__ __forceinline__ float scale(float alpha, float acc, float beta
 #else
 #define TILEMM_LAUNCH_BOUNDS __launch_bounds__(NTHREADS)
 #endif
-extern "C" __global__ void TILEMM_LAUNCH_BOUNDS
+extern "C" __global__ void TILEMM_LAUNCH_BOUNDS TILEMM_CLUSTER
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
@@ -254,7 +299,9 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const int t_end = min(k_tiles, t_begin + per_split);
   a_src += static_cast<long long>(t_begin) * BK;
   b_src += static_cast<long long>(t_begin) * BK * ldb;
+#if !CLUSTER_REDUCE
   C += static_cast<long long>(blockIdx.z) * M * ldc;
+#endif
 #else
   const int t_begin = 0;
   const int t_end = k_tiles;
@@ -312,6 +359,67 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
   }
 
+#if CLUSTER_REDUCE
+  // This block's partial tile, P[BM][BN], over the stage buffers (shared_bytes() makes room).
+  __syncthreads();  // every warp is done reading the last stage
+  float* const P = reinterpret_cast<float*>(smem4);
+#pragma unroll
+  for (int i = 0; i < kIterM; ++i)
+#pragma unroll
+    for (int r = 0; r < TM; ++r)
+#pragma unroll
+      for (int j = 0; j < kIterN; ++j)
+#pragma unroll
+        for (int q = 0; q < TN; q += 4) {
+          const float* v = &acc[i * TM + r][j * TN + q];
+          *reinterpret_cast<float4*>(P + (frag_m + i * kSubM + r) * BN + frag_n + j * kSubN + q) =
+              make_float4(v[0], v[1], v[2], v[3]);
+        }
+  cluster_barrier();  // every partial of the cluster is complete
+
+  // Block z sums its share of the rows over the SPLIT_K partials, in slice order as the reduce
+  // kernel does, float4 columns across the threads so that both the shared reads and C coalesce.
+  constexpr int kRowsPerBlock = (BM + SPLIT_K - 1) / SPLIT_K;
+  constexpr int kColumnGroups = BN / 4;
+  constexpr int kRowsPerPass = NTHREADS / kColumnGroups;
+  static_assert(NTHREADS % kColumnGroups == 0, "the float4 columns of a row split the block evenly");
+  unsigned partial[SPLIT_K];
+#pragma unroll
+  for (int z = 0; z < SPLIT_K; ++z) partial[z] = cluster_address(P, z);
+  const int col = (tid % kColumnGroups) * 4;
+  const int row_end = min(min(BM, rem_m), static_cast<int>(blockIdx.z + 1) * kRowsPerBlock);
+  for (int row = blockIdx.z * kRowsPerBlock + tid / kColumnGroups; row < row_end;
+       row += kRowsPerPass) {
+    const unsigned offset = static_cast<unsigned>((row * BN + col) * sizeof(float));
+    float4 sum = cluster_load4(partial[0] + offset);
+#pragma unroll
+    for (int z = 1; z < SPLIT_K; ++z) {
+      const float4 v = cluster_load4(partial[z] + offset);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    float* c = C + static_cast<long long>(m0 + row) * ldc + n0 + col;
+    if (VEC == 4 && col + 4 <= rem_n) {
+      float4 out;
+      if (beta == 0.0f) {  // C is not read: it may hold NaN
+        out = make_float4(alpha * sum.x, alpha * sum.y, alpha * sum.z, alpha * sum.w);
+      } else {
+        const float4 old = *reinterpret_cast<const float4*>(c);
+        out = make_float4(fmaf(alpha, sum.x, beta * old.x), fmaf(alpha, sum.y, beta * old.y),
+                          fmaf(alpha, sum.z, beta * old.z), fmaf(alpha, sum.w, beta * old.w));
+      }
+      *reinterpret_cast<float4*>(c) = out;
+    } else {
+      const float s[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (col + e < rem_n) c[e] = scale(alpha, s[e], beta, c + e);
+    }
+  }
+  cluster_barrier();  // no block exits, freeing its partial, while another may still read it
+#else
 #pragma unroll
   for (int i = 0; i < kIterM; ++i)
 #pragma unroll
@@ -343,9 +451,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           }
         }
     }
+#endif
 }
 
-#if SPLIT_K > 1
+#if SPLIT_K > 1 && !CLUSTER_REDUCE
 // C = alpha * (W[0] + W[1] + ... + W[SPLIT_K - 1]) + beta * C, the slices summed in this order
 // whatever the launch. Each thread owns VEC consecutive columns of a row; the grid strides over
 // rows, so any M fits the grid's y limit. The workspace W is dense: ldw = N rounded up to 4.
@@ -396,9 +505,8 @@ TILEMM_PASTE(TILEMM_KERNEL_NAME, _reduce)(int M, int N, const float* __restrict_
 // dst = src, `rows` rows of `cols` floats, into rows of ldd >= cols floats (ldd a multiple of 4,
 // dst 16-byte aligned) whose columns cols..ldd-1 are set to zero: the aligned copy that the
 // kernel above reads with float4 loads. One float per thread, so that both the reads of an odd
-// pitch and the writes are coalesced: with cudaMemcpy2DAsync copies (A, B and C) the padded
-// variant took 3.69 ms at N = 4097 on the H200, its kernel alone ~3.1 ms. The grid's rows
-// stride over `rows`, so any height fits the grid's y limit.
+// pitch and the writes are coalesced. The grid's rows stride over `rows`, so any height fits the
+// grid's y limit.
 extern "C" __global__ void __launch_bounds__(256)
 TILEMM_PASTE(TILEMM_KERNEL_NAME, _copy)(int rows, int cols, const float* __restrict__ src,
                                        long long lds, float* __restrict__ dst, long long ldd) {

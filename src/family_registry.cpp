@@ -1,6 +1,8 @@
 #include "family_registry.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 #include "kernel_sources.hpp"
 #include "tilemm/error.hpp"
@@ -64,6 +66,7 @@ std::vector<Family>& registry() {
       warptile_family(),
       splitk_family(),
       padded_family(),
+      clusterk_family(),
   };
   return all;
 }
@@ -83,7 +86,7 @@ std::size_t workspace_bytes(const Family& family, const Variant& v, const Proble
   std::size_t floats = 0;
   // Every part is a whole number of 4-float rows, so each starts 16-byte aligned.
   if (family.aligned_copies) floats += M * k4 + K * n4;
-  if (const int splits = family.k_splits(v); splits > 1)
+  if (const int splits = family.k_splits(v); splits > 1 && !family.cluster_reduce)
     floats += static_cast<std::size_t>(splits) * M * n4;
   return floats * sizeof(float);
 }
@@ -109,7 +112,18 @@ std::vector<std::string> compile_definitions(const Variant& v) {
   for (std::size_t i = 0; i < f.params.size(); ++i)
     defs.push_back("-D" + f.params[i].macro + "=" + std::to_string(v.params.at(i).second));
   if (f.aligned_copies) defs.push_back("-DALIGNED_COPIES=1");
+  if (f.cluster_reduce) defs.push_back("-DCLUSTER_REDUCE=1");
   return defs;
+}
+
+bool family_builds_for(const Family& family, const std::string& arch) {
+  // "sm_90" -> 90; an architecture name that does not parse is left to NVRTC to reject.
+  if (arch.rfind("sm_", 0) != 0) return true;
+  try {
+    return std::stoi(arch.substr(3)) >= family.min_compute_capability;
+  } catch (const std::exception&) {
+    return true;
+  }
 }
 
 }  // namespace tilemm::detail

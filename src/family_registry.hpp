@@ -38,13 +38,20 @@ struct Family {
   std::size_t (*shared_bytes)(const Variant&);
   // Alignment class (1, 2 or 4 floats) a problem needs for this variant.
   int (*required_alignment)(const Variant&);
-  // How many slices K is split into (grid.z). Above 1 the module also holds <name>_reduce, and
-  // a launch needs a workspace of that many M x N partial products (see launch.cpp).
+  // How many slices K is split into (grid.z). Above 1, unless cluster_reduce, the module also
+  // holds <name>_reduce, and a launch needs a workspace of that many M x N partial products (see
+  // launch.cpp).
   int (*k_splits)(const Variant&);
   // Runs on copies of A and B whose rows start 16-byte aligned (leading dimensions rounded up to
   // 4 floats), made by <name>_copy of its module, so that its float4 kernel serves problems of
   // any alignment; C is written in place. Compiled with -DALIGNED_COPIES=1 (see launch.cpp).
   bool aligned_copies;
+  // The k_splits() blocks of a C tile form a thread block cluster and sum their partials in
+  // distributed shared memory: one kernel, no workspace. Compiled with -DCLUSTER_REDUCE=1.
+  bool cluster_reduce = false;
+  // Lowest compute capability (major * 10 + minor) the template compiles and runs on; 0: any.
+  // can_run() refuses older devices, and the space compiled for an older architecture skips it.
+  int min_compute_capability = 0;
 };
 
 // k_splits of the families that do not split K.
@@ -58,6 +65,11 @@ Family warptile_family();
 Family splitk_family();
 // The float4 warptile kernel on aligned copies of the operands (src/family_warptile.cpp).
 Family padded_family();
+// Split-K whose slices are summed inside a thread block cluster (sm_90, src/family_warptile.cpp).
+Family clusterk_family();
+
+// Whether `family` compiles for `arch` ("sm_90"): its min_compute_capability.
+bool family_builds_for(const Family& family, const std::string& arch);
 
 // Leading dimension of an aligned copy (or of a split-K slice) of rows of `n` floats.
 std::int64_t aligned_ld(std::int64_t n);

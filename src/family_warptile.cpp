@@ -1,6 +1,7 @@
 // The warptile family (kernel_templates/warptile.cu): block, warp and thread tiles, VEC-wide
 // global accesses. check() is the template's static_asserts, one for one and with the same
 // reasons, so the space never holds a variant that fails to compile.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -90,11 +91,24 @@ std::string check_split(const Variant& v) {
   return check_tiles(v);
 }
 
+// The template's cluster is SPLIT_K blocks along grid.z; 8 is the portable cluster size limit.
+std::string check_cluster_split(const Variant& v) {
+  if (splits(v) > 8) return "CLUSTER_REDUCE needs 2 to 8 K slices: a cluster of more than 8 blocks is not portable";
+  return check_split(v);
+}
+
 // Two stages of As[BK][BM + 4] and Bs[BK][BN], all dynamic shared memory.
 std::size_t shared_bytes(const Variant& v) {
   const Tiles t(v);
   return 2 * static_cast<std::size_t>(t.bk) * static_cast<std::size_t>(t.bm + 4 + t.bn) *
          sizeof(float);
+}
+
+// The stages, or the BM x BN partial tile that the cluster's blocks read, which reuses them.
+std::size_t cluster_shared_bytes(const Variant& v) {
+  const Tiles t(v);
+  return std::max(shared_bytes(v), static_cast<std::size_t>(t.bm) *
+                                       static_cast<std::size_t>(t.bn) * sizeof(float));
 }
 
 std::uint64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -198,6 +212,34 @@ Family padded_family() {
           [](const Variant&) { return 1; },
           no_k_split,
           true};
+}
+
+Family clusterk_family() {
+  // split-K without its second pass: on sm_90 the blocks of one C tile form a cluster and sum
+  // their slices through each other's shared memory (warptile.cu, CLUSTER_REDUCE). That saves
+  // the reduce kernel's launch, the workspace's allocation and the round trip of S partial
+  // products through L2 (the reduce pass measured ~5 us of split-K's 65 us at 1000^3 on the
+  // H200). The tiles of splitk; 2, 4 or 8 slices, clusters of up to 8 blocks being portable.
+  Family f{"clusterk",
+           "warptile.cu",
+           {{"bm", "BM", {64, 128}},
+            {"bn", "BN", {64, 128}},
+            {"bk", "BK", {16}},
+            {"wm", "WM", {32, 64}},
+            {"wn", "WN", {32, 64}},
+            {"tm", "TM", {4, 8}},
+            {"tn", "TN", {4}},
+            {"v", "VEC", {1, 4}},
+            {"s", "SPLIT_K", {2, 4, 8}}},
+           check_cluster_split,
+           split_geometry,
+           cluster_shared_bytes,
+           alignment,
+           splits,
+           false};
+  f.cluster_reduce = true;
+  f.min_compute_capability = 90;
+  return f;
 }
 
 }  // namespace tilemm::detail

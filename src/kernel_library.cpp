@@ -73,7 +73,8 @@ void install(Slot& slot, const DeviceInfo& device, const Variant& v,
                                        " (the CUBIN does not hold this variant's kernel)");
   };
   get_kernel(&loaded->kernel, name);
-  if (loaded->family->k_splits(v) > 1) get_kernel(&loaded->reduce, name + "_reduce");
+  if (loaded->family->k_splits(v) > 1 && !loaded->family->cluster_reduce)
+    get_kernel(&loaded->reduce, name + "_reduce");
   if (loaded->family->aligned_copies) get_kernel(&loaded->copy, name + "_copy");
   // Kernels that need more than the default 48 KiB of shared memory must opt in per device.
   const std::size_t shared = loaded->family->shared_bytes(v);

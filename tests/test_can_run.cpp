@@ -3,6 +3,7 @@
 #include <string>
 
 #include "synthetic_device.hpp"
+#include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm {
@@ -59,6 +60,26 @@ TEST(CanRun, SplitKWorkspaceIsBounded) {
                               "workspace of 2048 MiB exceeds the 1024 MiB limit"));
   EXPECT_TRUE(
       can_run(parse_variant("warptile_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"), device, big).ok);
+}
+
+TEST(CanRun, ClusterSplitKNeedsHopperAndNoWorkspace) {
+  // The cluster variant sums its slices in shared memory: the size that refuses the workspace
+  // split-K above runs, but only where thread block clusters exist (compute capability 9.0).
+  auto device = synthetic_h200();
+  const Variant cluster = parse_variant("clusterk_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4_s8");
+  EXPECT_TRUE(can_run(cluster, device, Problem::dense(8192, 8192, 8192, 4)).ok);
+  device.cc_major = 8;
+  device.cc_minor = 0;
+  const Verdict verdict = can_run(cluster, device, Problem::dense(1000, 1000, 1000, 4));
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("needs compute capability 9.0 or newer, the device has 8.0"),
+            std::string::npos)
+      << verdict.reason;
+  EXPECT_TRUE(can_run(parse_variant("splitk_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4_s8"), device,
+                      Problem::dense(1000, 1000, 1000, 4))
+                  .ok);
+  // More than 8 blocks per cluster is not portable: such a name is not a variant.
+  EXPECT_THROW(parse_variant("clusterk_bm64_bn64_bk16_wm32_wn32_tm4_tn4_v4_s16"), InvalidArgument);
 }
 
 TEST(CanRun, RejectsMoreThreadsPerBlockThanTheDeviceAllows) {

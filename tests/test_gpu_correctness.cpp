@@ -9,6 +9,7 @@
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -43,7 +44,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 constexpr float kPaddingSentinel = 12345.0f;
 
-// Compiles and loads `variants` on all cores. Each test process would otherwise compile the ~220
+// Compiles and loads `variants` on all cores. Each test process would otherwise compile the ~290
 // variants one after another (up to ~1 CPU-second each) before its first check: that was most of
 // the suite's time on a fresh machine (60-90 s per EveryVariant process) and of a
 // compute-sanitizer run. A variant that fails here fails again, with its name, where it runs.
@@ -314,6 +315,60 @@ TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
     for (int i = 1; i < kLaunches; ++i)
       EXPECT_EQ(s.C[static_cast<std::size_t>(i)]->download(), first) << "launch " << i;
     cudaStreamDestroy(s.stream);
+  }
+}
+
+// The cluster variant adds the same partial products in the same order as split-K's reduce
+// kernel, so the two give identical results: checked bit for bit, for 2, 4 and 8 slices, scalar
+// and float4, at a shape off every tile with beta != 0, and at a K so short that some blocks of
+// a cluster have no K tile and contribute zeros.
+TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
+  TILEMM_REQUIRE_DEVICE();
+  const DeviceInfo& device = current_device();
+  if (device.cc_major < 9) GTEST_SKIP() << "thread block clusters need compute capability 9.0";
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  struct Shape {
+    std::int64_t M, N, K;
+  };
+  for (const Shape& shape : {Shape{200, 300, 1000}, Shape{130, 70, 20}}) {
+    const auto a = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.K), rng);
+    const auto b = testing::random_matrix(static_cast<std::size_t>(shape.K * shape.N), rng);
+    const auto c0 = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.N), rng);
+    const float alpha = 0.75f, beta = -1.25f;
+    const auto ref = testing::reference_gemm(shape.M, shape.N, shape.K, alpha, a, shape.K, b,
+                                             shape.N, beta, c0, shape.N);
+    testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
+    A.upload(a);
+    B.upload(b);
+    const GemmArgs args =
+        testing::dense_args(shape.M, shape.N, shape.K, alpha, A.get(), B.get(), beta, C.get());
+    for (const char* tiles : {"bm64_bn64_bk16_wm32_wn32_tm4_tn4", "bm128_bn64_bk16_wm64_wn32_tm8_tn4"})
+      for (int vec : {1, 4})
+        for (int slices : {2, 4, 8}) {
+          const std::string suffix =
+              std::string(tiles) + "_v" + std::to_string(vec) + "_s" + std::to_string(slices);
+          const std::string cluster = "clusterk_" + suffix, split = "splitk_" + suffix;
+          SCOPED_TRACE(cluster + " at " + std::to_string(shape.M) + "x" + std::to_string(shape.N) +
+                       "x" + std::to_string(shape.K));
+          C.upload(c0);
+          run_variant(parse_variant(split), args);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << split;
+          const auto want = C.download();
+          C.upload(c0);
+          run_variant(parse_variant(cluster), args);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cluster;
+          const auto got = C.download();
+          std::int64_t different = 0, off_reference = 0;
+          for (std::size_t e = 0; e < got.size(); ++e) {
+            if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
+            if (!(std::fabs(got[e] - ref.value[e]) <= testing::tolerance(shape.K, ref.magnitude[e])))
+              ++off_reference;
+          }
+          EXPECT_EQ(different, 0) << "elements that differ from " << split;
+          EXPECT_EQ(off_reference, 0) << "elements off the float64 reference";
+        }
   }
 }
 
