@@ -162,6 +162,22 @@ static __device__ __forceinline__ void load_run(float* dst, const float* src, in
   for (int e = 0; e < VEC; ++e) dst[e] = e < valid ? src[e] : 0.0f;
 }
 
+// A thread's fragment of one k row of a shared tile: kRuns runs of kRun consecutive floats,
+// kStride floats apart, read as float4 (LDS.128).
+template <int kRuns, int kRun, int kStride>
+static __device__ __forceinline__ void load_fragment(float* dst, const float* src) {
+#pragma unroll
+  for (int i = 0; i < kRuns; ++i)
+#pragma unroll
+    for (int q = 0; q < kRun; q += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(src + i * kStride + q);
+      dst[i * kRun + q] = v.x;
+      dst[i * kRun + q + 1] = v.y;
+      dst[i * kRun + q + 2] = v.z;
+      dst[i * kRun + q + 3] = v.w;
+    }
+}
+
 static __device__ __forceinline__ float scale(float alpha, float acc, float beta, const float* c) {
   return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
@@ -247,27 +263,24 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // checks it skips are ~6 instructions per load in an issue slot that an FMA would use. Not
   // under MIN_BLOCKS = 2: the second path does not fit the 128 registers unspilled.
   constexpr bool kUncheckedInside = MIN_BLOCKS == 1;
+  // The loads of one K tile. `whole` (a constant at both calls) skips every bounds check;
+  // otherwise a_cols_left and b_rows_left bound the loads that are in range.
+  auto load_runs = [&](bool whole, int a_cols_left, int b_rows_left) {
+#pragma unroll
+    for (int p = 0; p < kALoads; ++p)
+      load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
+               whole ? VEC : (p * kARowsPerPass < a_rows_left ? a_cols_left : 0));
+#pragma unroll
+    for (int p = 0; p < kBLoads; ++p)
+      load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
+               whole ? VEC : (p * kBRowsPerPass < b_rows_left ? b_cols_left : 0));
+  };
   auto load_tile = [&](int k0) {
     const int k_left = K - k0;
-    if (kUncheckedInside && rem_m >= BM && rem_n >= BN && k_left >= BK) {
-#pragma unroll
-      for (int p = 0; p < kALoads; ++p)
-        load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda, VEC);
-#pragma unroll
-      for (int p = 0; p < kBLoads; ++p)
-        load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb, VEC);
-    } else {
-      const int a_cols_left = k_left - a_col;
-      const int b_rows_left = k_left - b_row;
-#pragma unroll
-      for (int p = 0; p < kALoads; ++p)
-        load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
-                 p * kARowsPerPass < a_rows_left ? a_cols_left : 0);
-#pragma unroll
-      for (int p = 0; p < kBLoads; ++p)
-        load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
-                 p * kBRowsPerPass < b_rows_left ? b_cols_left : 0);
-    }
+    if (kUncheckedInside && rem_m >= BM && rem_n >= BN && k_left >= BK)
+      load_runs(true, 0, 0);
+    else
+      load_runs(false, k_left - a_col, k_left - b_row);
     a_src += BK;
     b_src += BK * ldb;
   };
@@ -325,26 +338,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     for (int k = 0; k < BK; ++k) {
       float a[kThreadM];
       float b[kThreadN];
-#pragma unroll
-      for (int i = 0; i < kIterM; ++i)
-#pragma unroll
-        for (int q = 0; q < TM; q += 4) {
-          const float4 v = *reinterpret_cast<const float4*>(as + k * kAStride + i * kSubM + q);
-          a[i * TM + q] = v.x;
-          a[i * TM + q + 1] = v.y;
-          a[i * TM + q + 2] = v.z;
-          a[i * TM + q + 3] = v.w;
-        }
-#pragma unroll
-      for (int j = 0; j < kIterN; ++j)
-#pragma unroll
-        for (int q = 0; q < TN; q += 4) {
-          const float4 v = *reinterpret_cast<const float4*>(bs + k * BN + j * kSubN + q);
-          b[j * TN + q] = v.x;
-          b[j * TN + q + 1] = v.y;
-          b[j * TN + q + 2] = v.z;
-          b[j * TN + q + 3] = v.w;
-        }
+      load_fragment<kIterM, TM, kSubM>(a, as + k * kAStride);
+      load_fragment<kIterN, TN, kSubN>(b, bs + k * BN);
 #pragma unroll
       for (int i = 0; i < kThreadM; ++i)
 #pragma unroll
