@@ -19,10 +19,11 @@ echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/tune-main
 ./bench/tilemm-bench --sizes 512,1000,1024,2048,3000,4096,4097,8192 --ms-per-case "${1:-150}" \
   --csv "$out/bench.csv" > "$out/bench.txt" 2>&1; echo "bench rc=$?"
 # compute-sanitizer on one variant of each family, off every tile (issue: memcheck and racecheck
-# clean on a representative of each family), and the concurrent split-K streams test.
+# clean on a representative of each family), the concurrent split-K streams test, and the
+# cluster split-K test (distributed shared memory, 2 to 8 blocks per cluster).
 for tool in memcheck racecheck synccheck; do
-  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/test_gpu_correctness \
-    --gtest_filter='EveryFamily.*:SplitK.*' > /tmp/sanitizer-$tool.log 2>&1
+  timeout 180 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/test_gpu_correctness \
+    --gtest_filter='EveryFamily.*:SplitK.*:ClusterK.*' > /tmp/sanitizer-$tool.log 2>&1
   echo "sanitizer $tool rc=$? $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY\|PASSED\|FAILED' /tmp/sanitizer-$tool.log | tr '\n' ' ')"
   { echo "=== compute-sanitizer --tool $tool"; cat /tmp/sanitizer-$tool.log; } >> "$out/sanitizer.log"
 done
