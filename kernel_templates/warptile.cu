@@ -178,6 +178,20 @@ static __device__ __forceinline__ void load_fragment(float* dst, const float* sr
     }
 }
 
+// c[0..3] = alpha * v + beta * c[0..3] in one float4 store (c is 16-byte aligned). With beta == 0
+// C is not read: it may hold NaN.
+static __device__ __forceinline__ void store_scaled4(float* c, float alpha, float4 v, float beta) {
+  float4 out;
+  if (beta == 0.0f) {
+    out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+  } else {
+    const float4 old = *reinterpret_cast<const float4*>(c);
+    out = make_float4(fmaf(alpha, v.x, beta * old.x), fmaf(alpha, v.y, beta * old.y),
+                      fmaf(alpha, v.z, beta * old.z), fmaf(alpha, v.w, beta * old.w));
+  }
+  *reinterpret_cast<float4*>(c) = out;
+}
+
 static __device__ __forceinline__ float scale(float alpha, float acc, float beta, const float* c) {
   return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
@@ -397,15 +411,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
     float* c = C + static_cast<long long>(m0 + row) * ldc + n0 + col;
     if (VEC == 4 && col + 4 <= rem_n) {
-      float4 out;
-      if (beta == 0.0f) {  // C is not read: it may hold NaN
-        out = make_float4(alpha * sum.x, alpha * sum.y, alpha * sum.z, alpha * sum.w);
-      } else {
-        const float4 old = *reinterpret_cast<const float4*>(c);
-        out = make_float4(fmaf(alpha, sum.x, beta * old.x), fmaf(alpha, sum.y, beta * old.y),
-                          fmaf(alpha, sum.z, beta * old.z), fmaf(alpha, sum.w, beta * old.w));
-      }
-      *reinterpret_cast<float4*>(c) = out;
+      store_scaled4(c, alpha, sum, beta);
     } else {
       const float s[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
@@ -430,15 +436,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           const float* v = &acc[i * TM + r][j * TN + q];
           float* c = c_row + col;
           if (VEC == 4 && !ALIGNED_COPIES && col + 4 <= rem_n) {
-            float4 out;
-            if (beta == 0.0f) {  // C is not read: it may hold NaN
-              out = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
-            } else {
-              const float4 old = *reinterpret_cast<const float4*>(c);
-              out = make_float4(fmaf(alpha, v[0], beta * old.x), fmaf(alpha, v[1], beta * old.y),
-                                fmaf(alpha, v[2], beta * old.z), fmaf(alpha, v[3], beta * old.w));
-            }
-            *reinterpret_cast<float4*>(c) = out;
+            store_scaled4(c, alpha, make_float4(v[0], v[1], v[2], v[3]), beta);
           } else {
 #pragma unroll
             for (int e = 0; e < 4; ++e)
@@ -473,15 +471,7 @@ TILEMM_PASTE(TILEMM_KERNEL_NAME, _reduce)(int M, int N, const float* __restrict_
         sum.z += v.z;
         sum.w += v.w;
       }
-      float4 out;
-      if (beta == 0.0f) {  // C is not read: it may hold NaN
-        out = make_float4(alpha * sum.x, alpha * sum.y, alpha * sum.z, alpha * sum.w);
-      } else {
-        const float4 old = *reinterpret_cast<const float4*>(c);
-        out = make_float4(fmaf(alpha, sum.x, beta * old.x), fmaf(alpha, sum.y, beta * old.y),
-                          fmaf(alpha, sum.z, beta * old.z), fmaf(alpha, sum.w, beta * old.w));
-      }
-      *reinterpret_cast<float4*>(c) = out;
+      store_scaled4(c, alpha, sum, beta);
     } else {
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
