@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "family_registry.hpp"
 
@@ -163,22 +165,21 @@ Family warptile_family() {
           false};
 }
 
+// The parameters of the split-K families: warptile's smaller block tiles (up to 128x128), BK 16
+// (the better BK of every measured warptile winner), TN 4, times the given K slice counts.
+std::vector<ParamSpec> split_params(std::vector<int> slices) {
+  return {{"bm", "BM", {64, 128}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {16}},
+          {"wm", "WM", {32, 64}},  {"wn", "WN", {32, 64}},  {"tm", "TM", {4, 8}},
+          {"tn", "TN", {4}},       {"v", "VEC", {1, 4}},    {"s", "SPLIT_K", std::move(slices)}};
+}
+
 Family splitk_family() {
   // For small M x N and large K, where even 64x64 tiles leave SMs idle (512^2 is 64 blocks for
-  // 132 SMs): the smaller block tiles of warptile (up to 128x128), BK 16 (the better BK of every
-  // measured warptile winner), times 2 to 8 K slices. The tuner prunes it where the unsplit grid
+  // 132 SMs): split_params() with 2 to 8 K slices. The tuner prunes it where the unsplit grid
   // already fills every SM (tuner.cpp), so it costs tuning time only on the shapes it serves.
   return {"splitk",
           "warptile.cu",
-          {{"bm", "BM", {64, 128}},
-           {"bn", "BN", {64, 128}},
-           {"bk", "BK", {16}},
-           {"wm", "WM", {32, 64}},
-           {"wn", "WN", {32, 64}},
-           {"tm", "TM", {4, 8}},
-           {"tn", "TN", {4}},
-           {"v", "VEC", {1, 4}},
-           {"s", "SPLIT_K", {2, 3, 4, 6, 8}}},
+          split_params({2, 3, 4, 6, 8}),
           check_split,
           split_geometry,
           shared_bytes,
@@ -222,15 +223,7 @@ Family clusterk_family() {
   // H200). The tiles of splitk; 2, 4 or 8 slices, clusters of up to 8 blocks being portable.
   Family f{"clusterk",
            "warptile.cu",
-           {{"bm", "BM", {64, 128}},
-            {"bn", "BN", {64, 128}},
-            {"bk", "BK", {16}},
-            {"wm", "WM", {32, 64}},
-            {"wn", "WN", {32, 64}},
-            {"tm", "TM", {4, 8}},
-            {"tn", "TN", {4}},
-            {"v", "VEC", {1, 4}},
-            {"s", "SPLIT_K", {2, 4, 8}}},
+           split_params({2, 4, 8}),
            check_cluster_split,
            split_geometry,
            cluster_shared_bytes,
