@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "gemm_check.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
@@ -230,17 +231,7 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
   };
   // 96x80x260: class 4, K in 17 tiles of 16 (uneven split-K slices); 67x45x129: class 1.
   for (const Shape& shape : {Shape{96, 80, 260}, Shape{67, 45, 129}}) {
-    const auto a = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.K), rng);
-    const auto b = testing::random_matrix(static_cast<std::size_t>(shape.K * shape.N), rng);
-    const auto c0 = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.N), rng);
-    const float alpha = 0.75f, beta = -1.25f;
-    const auto ref = testing::reference_gemm(shape.M, shape.N, shape.K, alpha, a, shape.K, b,
-                                             shape.N, beta, c0, shape.N);
-    testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
-    A.upload(a);
-    B.upload(b);
-    const GemmArgs args =
-        testing::dense_args(shape.M, shape.N, shape.K, alpha, A.get(), B.get(), beta, C.get());
+    testing::DenseProblem problem(shape.M, shape.N, shape.K, 0.75f, -1.25f, rng);
     for (const auto& family : family_names()) {
       auto vec = [](const Variant& v) {
         for (const auto& [key, value] : v.params)
@@ -249,18 +240,13 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
       };
       std::optional<Variant> pick;
       for (const auto& v : variant_space(family))
-        if (can_run(v, device, args.problem()) && (!pick || vec(v) > vec(*pick))) pick = v;
+        if (can_run(v, device, problem.args().problem()) && (!pick || vec(v) > vec(*pick))) pick = v;
       ASSERT_TRUE(pick.has_value()) << family;
       const std::string name = variant_name(*pick);
-      C.upload(c0);
-      run_variant(*pick, args);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
-      const auto out = C.download();
-      std::int64_t bad = 0;
-      for (std::size_t e = 0; e < out.size(); ++e)
-        if (!(std::fabs(out[e] - ref.value[e]) <= testing::tolerance(shape.K, ref.magnitude[e])))
-          ++bad;
-      EXPECT_EQ(bad, 0) << name << " at " << shape.M << "x" << shape.N << "x" << shape.K;
+      const auto check =
+          problem.check(problem.run([&](const GemmArgs& args) { run_variant(*pick, args); }, name));
+      EXPECT_EQ(check.wrong, 0) << name << " at " << shape.M << "x" << shape.N << "x" << shape.K
+                                << ", first " << check.first;
     }
   }
 }
@@ -324,8 +310,7 @@ TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
 // a cluster have no K tile and contribute zeros.
 TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
   TILEMM_REQUIRE_DEVICE();
-  const DeviceInfo& device = current_device();
-  if (device.cc_major < 9) GTEST_SKIP() << "thread block clusters need compute capability 9.0";
+  if (current_device().cc_major < 9) GTEST_SKIP() << "thread block clusters need compute capability 9.0";
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -333,17 +318,7 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
     std::int64_t M, N, K;
   };
   for (const Shape& shape : {Shape{200, 300, 1000}, Shape{130, 70, 20}}) {
-    const auto a = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.K), rng);
-    const auto b = testing::random_matrix(static_cast<std::size_t>(shape.K * shape.N), rng);
-    const auto c0 = testing::random_matrix(static_cast<std::size_t>(shape.M * shape.N), rng);
-    const float alpha = 0.75f, beta = -1.25f;
-    const auto ref = testing::reference_gemm(shape.M, shape.N, shape.K, alpha, a, shape.K, b,
-                                             shape.N, beta, c0, shape.N);
-    testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
-    A.upload(a);
-    B.upload(b);
-    const GemmArgs args =
-        testing::dense_args(shape.M, shape.N, shape.K, alpha, A.get(), B.get(), beta, C.get());
+    testing::DenseProblem problem(shape.M, shape.N, shape.K, 0.75f, -1.25f, rng);
     for (const char* tiles : {"bm64_bn64_bk16_wm32_wn32_tm4_tn4", "bm128_bn64_bk16_wm64_wn32_tm8_tn4"})
       for (int vec : {1, 4})
         for (int slices : {2, 4, 8}) {
@@ -352,22 +327,18 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
           const std::string cluster = "clusterk_" + suffix, split = "splitk_" + suffix;
           SCOPED_TRACE(cluster + " at " + std::to_string(shape.M) + "x" + std::to_string(shape.N) +
                        "x" + std::to_string(shape.K));
-          C.upload(c0);
-          run_variant(parse_variant(split), args);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << split;
-          const auto want = C.download();
-          C.upload(c0);
-          run_variant(parse_variant(cluster), args);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cluster;
-          const auto got = C.download();
-          std::int64_t different = 0, off_reference = 0;
-          for (std::size_t e = 0; e < got.size(); ++e) {
+          auto run = [&](const std::string& name) {
+            return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
+                               name);
+          };
+          const auto want = run(split);
+          const auto got = run(cluster);
+          std::int64_t different = 0;
+          for (std::size_t e = 0; e < got.size(); ++e)
             if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
-            if (!(std::fabs(got[e] - ref.value[e]) <= testing::tolerance(shape.K, ref.magnitude[e])))
-              ++off_reference;
-          }
           EXPECT_EQ(different, 0) << "elements that differ from " << split;
-          EXPECT_EQ(off_reference, 0) << "elements off the float64 reference";
+          const auto check = problem.check(got);
+          EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
         }
   }
 }
