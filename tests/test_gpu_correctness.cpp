@@ -167,8 +167,10 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
     if (verdict) {
       runnable.push_back(v);
     } else {
-      // Only an alignment mismatch may keep a variant from a valid problem this small.
-      EXPECT_NE(verdict.reason.find("aligned"), std::string::npos)
+      // Only an alignment mismatch may keep a variant from a valid problem this small, or a
+      // family that needs a newer GPU (clusterk before compute capability 9.0).
+      EXPECT_TRUE(verdict.reason.find("aligned") != std::string::npos ||
+                  verdict.reason.find("needs compute capability") != std::string::npos)
           << variant_name(v) << ": " << verdict.reason;
     }
   }
@@ -241,6 +243,9 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
       std::optional<Variant> pick;
       for (const auto& v : variant_space(family))
         if (can_run(v, device, problem.args().problem()) && (!pick || vec(v) > vec(*pick))) pick = v;
+      if (!pick && can_run(variant_space(family).front(), device, problem.args().problem())
+                       .reason.find("needs compute capability") != std::string::npos)
+        continue;  // a family for newer GPUs (clusterk before compute capability 9.0)
       ASSERT_TRUE(pick.has_value()) << family;
       const std::string name = variant_name(*pick);
       const auto check =
