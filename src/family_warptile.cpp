@@ -136,6 +136,13 @@ LaunchGeometry split_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
+// The partial tile may need more shared memory than the stages (cluster_shared_bytes).
+LaunchGeometry cluster_geometry(const Variant& v, const Problem& p) {
+  LaunchGeometry g = split_geometry(v, p);
+  g.dynamic_shared_bytes = cluster_shared_bytes(v);
+  return g;
+}
+
 int alignment(const Variant& v) { return v.param("v"); }
 
 }  // namespace
@@ -225,7 +232,7 @@ Family clusterk_family() {
            "warptile.cu",
            split_params({2, 4, 8}),
            check_cluster_split,
-           split_geometry,
+           cluster_geometry,
            cluster_shared_bytes,
            alignment,
            splits,

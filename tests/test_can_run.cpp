@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "family_registry.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
@@ -25,6 +26,20 @@ TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
     const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 4));
     EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
     EXPECT_TRUE(verdict.reason.empty());
+  }
+}
+
+// can_run() and the loader's shared-memory opt-in go by the family's shared_bytes(); a kernel
+// with dynamic shared memory launched with less writes past it (clusterk's partial tile is larger
+// than its stages, and a launch with the stages' size was an illegal address on the H200).
+// Families with static shared arrays (naive, tiled) launch with none.
+TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
+  for (const auto& v : variant_space()) {
+    const detail::Family& family = detail::find_family(v.family);
+    const bool dynamic = family.template_file == "warptile.cu";
+    for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(37, 5, 3000, 1)})
+      EXPECT_EQ(family.geometry(v, p).dynamic_shared_bytes, dynamic ? family.shared_bytes(v) : 0)
+          << variant_name(v);
   }
 }
 
