@@ -17,6 +17,7 @@
 
 #include "kernel_library.hpp"
 #include "launch.hpp"
+#include "row_split.hpp"
 #include "tilemm/tilemm.hpp"
 
 namespace {
@@ -113,6 +114,12 @@ int main(int argc, char** argv) {
     tilemm::gemm(args);  // warm: decision in memory, kernel loaded
     cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     const auto& device = tilemm::current_device();
+    if (tilemm::detail::parse_row_split(tuned.winner)) {
+      std::fprintf(stderr, "tilemm-dispatch-bench: the winner for %lld is %s, two launches; this "
+                   "benchmark compares one gemm() with one launch: pick another size\n",
+                   static_cast<long long>(n), tuned.winner.c_str());
+      return 1;
+    }
     const auto* kernel = tilemm::detail::find_loaded(device, tilemm::parse_variant(tuned.winner));
     if (kernel == nullptr) {
       std::fprintf(stderr, "tilemm-dispatch-bench: winner not loaded after gemm()\n");

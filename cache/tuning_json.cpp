@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "row_split.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::cache {
@@ -121,7 +122,9 @@ const std::regex& any_text() {
   return r;
 }
 
+// A variant this build knows, or a row-split plan (src/row_split.hpp).
 void check_variant(const Reader& r, const std::string& field, const std::string& name) {
+  if (detail::parse_row_split(name)) return;
   try {
     parse_variant(name);
   } catch (const InvalidArgument& e) {
@@ -172,6 +175,8 @@ StoredEntry read_entry(const Reader& r) {
   e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
   e.winner = r.text("winner", any_text(), "a variant name");
   check_variant(r, "winner", e.winner);
+  if (const auto rows = detail::parse_row_split(e.winner); rows && *rows >= e.M)
+    r.fail("winner", "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1");
   e.median_ms = r.number("median_ms", 0.0, false);
   e.tflops = r.number("tflops", 0.0, true, 1e6);
   e.margin = r.number("margin", 0.0, true);

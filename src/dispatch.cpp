@@ -22,6 +22,7 @@
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
+#include "row_split.hpp"
 #include "store_open.hpp"
 #include "stream_check.hpp"
 #include "utc_time.hpp"
@@ -81,8 +82,11 @@ struct ShapeKeyHash {
 };
 
 struct Decision {
-  const LoadedKernel* kernel = nullptr;
+  const LoadedKernel* kernel = nullptr;  // null for a row-split plan
   bool fallback = false;  // chosen without a tuning result for this shape (policy off)
+  // > 0: a row-split plan (row_split.hpp): rows [0, split_rows) and the rest are dispatched as
+  // shapes of their own, each to its own winner.
+  std::int64_t split_rows = 0;
 };
 
 double tflops(const Problem& p, double ms) {
@@ -150,12 +154,12 @@ class Dispatcher {
       // C = beta * C: every variant does this; there is nothing to tune.
       decision = {&load_winner(device, default_variant()), false};
     } else if (auto winner = cached_winner(device, problem)) {
-      decision = {&load_winner(device, *winner), false};
+      decision = decide(device, *winner);
     } else if (auto preloaded = preloaded_winner(device, problem)) {
-      decision = {&load_winner(device, *preloaded), false};
+      decision = decide(device, *preloaded);
     } else if (options.policy == TunePolicy::tune_on_miss) {
       const AutotuneResult result = tune_once(device, problem, options);
-      decision = {&load_winner(device, parse_variant(result.winner)), false};
+      decision = decide(device, result.winner);
     } else {
       decision = {&load_winner(device, fallback_variant(device, problem)), true};
     }
@@ -186,8 +190,15 @@ class Dispatcher {
     } else
       result = tune_once(device, problem, options);
     // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
-    // that later gemm() calls in this and other processes compile nothing.
-    const Decision decision{&load_winner(device, parse_variant(result.winner)), false};
+    // that later gemm() calls in this and other processes compile nothing. A row-split plan's
+    // parts are made ready the same way (from the cache: tuning the plan tuned them).
+    const Decision decision = decide(device, result.winner);
+    if (decision.split_rows > 0) {
+      Options parts = options;
+      parts.force = false;
+      autotune(device, detail::rows_of(problem, decision.split_rows), parts);
+      autotune(device, detail::rows_of(problem, problem.M - decision.split_rows), parts);
+    }
     std::unique_lock<std::shared_mutex> lock(memo_mutex_);
     memo_[key] = decision;
     return result;
@@ -236,6 +247,7 @@ class Dispatcher {
 
   // Whether an entry's winner is a variant this build knows and that can run the problem.
   static bool usable(const cache::StoredEntry& e, const DeviceInfo& device, const Problem& problem) {
+    if (const auto rows = detail::parse_row_split(e.winner)) return detail::row_split_fits(*rows, problem);
     try {
       return can_run(parse_variant(e.winner), device, problem).ok;
     } catch (const InvalidArgument&) {
@@ -245,10 +257,16 @@ class Dispatcher {
 
   // The winner of a fresh cache entry, if it names a variant this build knows and that can run
   // the problem (an imported entry may name either); otherwise the shape counts as a miss.
-  std::optional<Variant> cached_winner(const DeviceInfo& device, const Problem& problem) {
+  std::optional<std::string> cached_winner(const DeviceInfo& device, const Problem& problem) {
     const auto entry = fresh_entry(device, problem);
     if (!entry) return std::nullopt;
+    if (!usable_plan(*entry, problem)) return std::nullopt;
     try {
+      if (detail::parse_row_split(entry->winner)) {
+        log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
+                                entry->source + "): " + entry->winner);
+        return entry->winner;
+      }
       Variant v = parse_variant(entry->winner);
       if (const Verdict verdict = can_run(v, device, problem); !verdict) {
         log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
@@ -257,7 +275,7 @@ class Dispatcher {
       }
       log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
                               entry->source + "): " + entry->winner);
-      return v;
+      return entry->winner;
     } catch (const InvalidArgument& e) {
       log(LogLevel::warn, "cached winner for " + describe(problem) + " is unknown to this build (" +
                               e.what() + "); ignoring it");
@@ -273,14 +291,29 @@ class Dispatcher {
   }
 
   // The winner of a preloaded entry for this device (or architecture), if it can run here.
-  std::optional<Variant> preloaded_winner(const DeviceInfo& device, const Problem& problem) {
+  std::optional<std::string> preloaded_winner(const DeviceInfo& device, const Problem& problem) {
     const auto entry = preloaded_entry(device, problem);
-    if (!entry) return std::nullopt;
-    Variant v = parse_variant(entry->winner);  // validated when the file was read
-    if (!can_run(v, device, problem)) return std::nullopt;
+    if (!entry || !usable(*entry, device, problem)) return std::nullopt;  // names validated when read
     log(LogLevel::info, "shape " + describe(problem) + " served from the preloaded cache (" +
                             entry->device_key + "): " + entry->winner);
-    return v;
+    return entry->winner;
+  }
+
+  // A cached row-split plan must split this problem into two non-empty parts (an imported entry
+  // may say otherwise); every other winner passes here and is checked as a variant.
+  static bool usable_plan(const cache::StoredEntry& e, const Problem& problem) {
+    const auto rows = detail::parse_row_split(e.winner);
+    if (!rows || detail::row_split_fits(*rows, problem)) return true;
+    log(LogLevel::warn, "cached winner " + e.winner + " for " + describe(problem) +
+                            " does not split its rows in two; ignoring it");
+    return false;
+  }
+
+  // What gemm() runs for a winner's name: its kernel, loaded, or a row-split plan, whose parts
+  // gemm() dispatches as shapes of their own.
+  Decision decide(const DeviceInfo& device, const std::string& winner) {
+    if (const auto rows = detail::parse_row_split(winner)) return {nullptr, false, *rows};
+    return {&load_winner(device, parse_variant(winner)), false};
   }
 
   // Loads `v` for `device`: already in memory, else its CUBIN from the cache, else NVRTC (and
@@ -395,6 +428,10 @@ class Dispatcher {
       settings.on_launch_failure = hooks->on_launch_failure;
     }
     tuner::TuneOutcome outcome = tuner::tune(device, problem, bench, settings);
+    const auto plans_start = std::chrono::steady_clock::now();
+    add_row_split_candidates(device, problem, options, settings, bench, outcome);
+    outcome.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - plans_start).count();
 
     cache::StoredEntry e;
     e.device_key = device.model_key();
@@ -420,12 +457,78 @@ class Dispatcher {
         log(LogLevel::warn, std::string("could not store the tuning result: ") + err.what());
       }
     }
-    save_cubin(device, outcome.winner_binary);
+    if (!detail::parse_row_split(outcome.winner)) save_cubin(device, outcome.winner_binary);
     log(LogLevel::info, "tuned " + describe(problem) + " in " +
                             std::to_string(outcome.seconds) + " s: " + outcome.winner);
     AutotuneResult r = to_result(e, problem, ResultSource::tuned);
     r.tuning_seconds = outcome.seconds;
     return r;
+  }
+
+  // One more candidate per core height worth trying (row_split.hpp): each part is tuned as a
+  // shape of its own (and stored, so that gemm() finds it), then the plan, both parts' winners
+  // back to back on the bench's inputs, is verified and timed like any variant.
+  void add_row_split_candidates(const DeviceInfo& device, const Problem& problem,
+                                const Options& options, const tuner::TuneSettings& settings,
+                                tuner::GpuBench& bench, tuner::TuneOutcome& outcome) {
+    const auto heights = detail::row_split_heights(problem);
+    if (heights.empty()) return;
+    double best = outcome.median_ms;
+    for (const std::int64_t rows : heights) {
+      CandidateResult c;
+      c.variant = detail::row_split_name(rows);
+      if (const auto skipped = settings.skip.find(c.variant); skipped != settings.skip.end()) {
+        c.status = CandidateStatus::launch_error;
+        c.reason = skipped->second;
+        outcome.candidates.push_back(std::move(c));
+        continue;
+      }
+      try {
+        const AutotuneResult core = autotune(device, detail::rows_of(problem, rows), options);
+        const AutotuneResult rest = autotune(device, detail::rows_of(problem, problem.M - rows), options);
+        c.reason = "rows 0-" + std::to_string(rows - 1) + ": " + core.winner + "; rows " +
+                   std::to_string(rows) + "-" + std::to_string(problem.M - 1) + ": " + rest.winner;
+        if (detail::parse_row_split(core.winner) || detail::parse_row_split(rest.winner)) {
+          c.status = CandidateStatus::cannot_run;
+          c.reason = "a part's winner is itself a row-split plan (" + c.reason + ")";
+          outcome.candidates.push_back(std::move(c));
+          continue;
+        }
+        const LoadedKernel& core_kernel = load_winner(device, parse_variant(core.winner));
+        const LoadedKernel& rest_kernel = load_winner(device, parse_variant(rest.winner));
+        const auto launch = [&](const GemmArgs& args, cudaStream_t stream) {
+          detail::launch(core_kernel, detail::rows_of(args, 0, rows), stream);
+          detail::launch(rest_kernel, detail::rows_of(args, rows, args.M - rows), stream);
+        };
+        if (settings.on_candidate) settings.on_candidate(c.variant);
+        const tuner::CheckResult check = bench.verify_launch(launch);
+        if (check.status != CandidateStatus::ok) {
+          c.status = check.status;
+          c.reason = check.reason + " (" + c.reason + ")";
+          if (check.status == CandidateStatus::launch_error && settings.on_launch_failure)
+            settings.on_launch_failure(c.variant, check.reason);
+        } else {
+          const tuner::TimingResult timing = bench.time_launch(launch, settings.prune_factor * best);
+          c.stats = timing.stats;
+          if (timing.pruned) {
+            c.status = CandidateStatus::pruned;
+            c.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
+                       "x the best so far (" + c.reason + ")";
+          } else {
+            best = std::min(best, timing.stats.median_ms);
+          }
+        }
+      } catch (const std::exception& e) {
+        c.status = CandidateStatus::launch_error;
+        c.reason = e.what();
+        if (const auto end = c.reason.find('\n'); end != std::string::npos) c.reason.resize(end);
+        if (settings.on_launch_failure) settings.on_launch_failure(c.variant, c.reason);
+      }
+      outcome.candidates.push_back(std::move(c));
+    }
+    outcome.margin = tuner::rank_candidates(outcome.candidates);
+    outcome.winner = outcome.candidates.front().variant;
+    outcome.median_ms = outcome.candidates.front().stats.median_ms;
   }
 
   // Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this
@@ -444,9 +547,14 @@ class Dispatcher {
                            std::fabs(std::log(double(e.N) / double(problem.N))) +
                            std::fabs(std::log(double(e.K) / double(problem.K)));
           if (d >= best_distance) continue;
-          const Variant v = parse_variant(e.winner);
-          if (!can_run(v, device, problem)) continue;
-          best = v;
+          // A row-split plan, or a variant of a newer build: not one kernel to run here.
+          std::optional<Variant> v;
+          try {
+            if (!detail::parse_row_split(e.winner)) v = parse_variant(e.winner);
+          } catch (const InvalidArgument&) {
+          }
+          if (!v || !can_run(*v, device, problem)) continue;
+          best = *v;
           best_distance = d;
         }
       } catch (const Error& e) {
@@ -549,13 +657,8 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   // except tiled_t8, which can_run then rejects for a full slab.
   constexpr std::int64_t kRowSlab = std::int64_t{65535} * 16;
   if (args.M > kRowSlab) {
-    for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab) {
-      GemmArgs slab = args;
-      slab.M = std::min(kRowSlab, args.M - r0);
-      if (args.A != nullptr) slab.A = args.A + r0 * args.lda;
-      slab.C = args.C + r0 * args.ldc;
-      gemm(slab, stream, options);
-    }
+    for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab)
+      gemm(detail::rows_of(args, r0, std::min(kRowSlab, args.M - r0)), stream, options);
     return;
   }
   const DeviceInfo& device = current_device();
@@ -567,6 +670,11 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   auto decision = dispatcher.find(key);
   if (!decision || (decision->fallback && options.policy == TunePolicy::tune_on_miss))
     decision = dispatcher.resolve(device, args.problem(), key, options);
+  if (const std::int64_t rows = decision->split_rows; rows > 0) {
+    gemm(detail::rows_of(args, 0, rows), stream, options);
+    gemm(detail::rows_of(args, rows, args.M - rows), stream, options);
+    return;
+  }
   detail::launch(*decision->kernel, args, stream);
 }
 

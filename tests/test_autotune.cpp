@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "gemm_check.hpp"
+#include "kernel_sources.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tuning_store.hpp"
 
 namespace tilemm {
 namespace {
@@ -188,6 +190,68 @@ TEST(Dispatch, WarmCallsCompileNothing) {
   EXPECT_EQ(check.wrong, 0);
   EXPECT_EQ(nvrtc_compilations(), compiled);
   EXPECT_EQ(tunings_run(), tuned);
+}
+
+// A cached row-split plan: gemm() runs rows [0, 1024) and [1024, 1100) with the winners cached
+// for those shapes. If the plan or a part were not served from the cache, gemm() would tune.
+TEST(Dispatch, ARowSplitPlanRunsEachPartWithItsOwnCachedWinner) {
+  TILEMM_REQUIRE_DEVICE();
+  const DeviceInfo& device = current_device();
+  {
+    cache::TuningStore store(cache_path());
+    const auto put = [&](std::int64_t m, const std::string& winner) {
+      cache::StoredEntry e;
+      e.device_key = device.model_key();
+      e.M = m;
+      e.N = 260;
+      e.K = 300;
+      e.problem_class = problem_class(Problem::dense(m, 260, 300));
+      e.winner = winner;
+      e.median_ms = 0.01;
+      e.tuned_at = "2026-11-29T00:00:00Z";
+      e.tilemm_version = "test";
+      e.versions = {detail::templates_hash(), device.nvrtc_version, device.driver_version};
+      e.arch = device.arch();
+      e.source = "imported";
+      store.put(e);
+    };
+    put(1100, "rowsplit_h1024");
+    put(1024, "warptile_bm128_bn64_bk16_wm64_wn32_tm8_tn4_v4_mb1");
+    put(76, "splitk_bm64_bn64_bk16_wm32_wn32_tm4_tn4_v4_s4");
+  }
+  const auto before = tunings_run();
+  const auto check = testing::check_gemm(1100, 260, 300, 0.75f, -0.5f, [](const GemmArgs& a) { gemm(a); });
+  EXPECT_EQ(check.wrong, 0) << check.first;
+  EXPECT_EQ(tunings_run(), before);
+  const AutotuneResult r = autotune(1100, 260, 300);
+  EXPECT_EQ(r.winner, "rowsplit_h1024");
+  EXPECT_EQ(r.source, ResultSource::imported);
+  EXPECT_EQ(tunings_run(), before);
+}
+
+// Tuning a problem whose last row of tiles is partial also times the row-split plan: its parts
+// are tuned and cached as shapes of their own, and the plan is verified and timed as one more
+// candidate. Tiny N and K: this tunes three shapes.
+TEST(Autotune, APartialRowOfTilesAddsARowSplitCandidate) {
+  TILEMM_REQUIRE_DEVICE();
+  const auto before = tunings_run();
+  const AutotuneResult r = autotune(1030, 36, 20);
+  EXPECT_EQ(tunings_run(), before + 3);  // 1030 rows, then 1024 and 6
+  EXPECT_EQ(r.candidates.size(), variant_space().size() + 1);
+  const CandidateResult* plan = nullptr;
+  for (const auto& c : r.candidates)
+    if (c.variant == "rowsplit_h1024") plan = &c;
+  ASSERT_NE(plan, nullptr);
+  EXPECT_TRUE(plan->status == CandidateStatus::ok || plan->status == CandidateStatus::pruned)
+      << to_string(plan->status) << ": " << plan->reason;
+  const AutotuneResult core = autotune(1024, 36, 20);
+  const AutotuneResult rest = autotune(6, 36, 20);
+  EXPECT_EQ(core.source, ResultSource::cache);
+  EXPECT_EQ(rest.source, ResultSource::cache);
+  EXPECT_EQ(plan->reason, "rows 0-1023: " + core.winner + "; rows 1024-1029: " + rest.winner);
+  const auto check = testing::check_gemm(1030, 36, 20, 1.5f, 0.5f, [](const GemmArgs& a) { gemm(a); });
+  EXPECT_EQ(check.wrong, 0) << check.first;
+  EXPECT_EQ(tunings_run(), before + 3);
 }
 
 TEST(Dispatch, InvalidArgumentsAreRejectedBeforeAnyLookup) {

@@ -74,6 +74,21 @@ std::string rejected_field(const std::string& text) {
   return "<accepted>";
 }
 
+// Renames the winner of an entry and its candidate together.
+void set_winner(json& entry, const std::string& name) {
+  entry["winner"] = name;
+  entry["candidates"][0]["variant"] = name;
+}
+
+// A row-split plan (src/row_split.hpp) is a winner and a candidate like a variant.
+TEST(TuningJson, ARowSplitPlanIsAWinnerLikeAVariant) {
+  StoredEntry plan = entry(kH200, 3000, "rowsplit_h2816");
+  plan.candidates[0].reason = "rows 0-2815: warptile_x; rows 2816-2999: splitk_y";
+  const auto back = entries_from_json(entries_to_json({plan}));
+  ASSERT_EQ(back.size(), 1u);
+  testing::expect_same_entry(back[0], plan, testing::CandidateOrder::same);
+}
+
 TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
   const json valid = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
   const std::vector<Malformed> cases = {
@@ -119,6 +134,9 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
       {"reason too long", [](json& d) { d["entries"][0]["candidates"][1]["reason"] = std::string(5000, 'x'); }, "entries[0].candidates[1].reason"},
       {"reason not text", [](json& d) { d["entries"][0]["candidates"][1]["reason"] = 7; }, "entries[0].candidates[1].reason"},
       {"duplicate entry", [](json& d) { d["entries"][1]["m"] = 512; d["entries"][1]["n"] = 1024; }, "entries[1].m"},
+      {"plan splits no row", [](json& d) { set_winner(d["entries"][0], "rowsplit_h512"); }, "entries[0].winner"},
+      {"plan of zero rows", [](json& d) { set_winner(d["entries"][0], "rowsplit_h0"); }, "entries[0].winner"},
+      {"plan with a leading 0", [](json& d) { set_winner(d["entries"][0], "rowsplit_h0256"); }, "entries[0].winner"},
   };
   for (const auto& c : cases) {
     json doc = valid;

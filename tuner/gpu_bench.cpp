@@ -166,10 +166,23 @@ GemmArgs GpuBench::args_for(const Set& s) const {
 
 CheckResult GpuBench::verify(const Variant& v, const detail::CompiledVariant& compiled) {
   const auto& kernel = detail::load_kernel(device_, v, compiled.cubin);
+  return verify_launch(
+      [&kernel](const GemmArgs& args, cudaStream_t stream) { detail::launch(kernel, args, stream); });
+}
+
+TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
+  const auto* kernel = detail::find_loaded(device_, v);
+  if (kernel == nullptr) throw Error(ErrorKind::internal, "tilemm: timing an unverified variant");
+  return time_launch(
+      [kernel](const GemmArgs& args, cudaStream_t stream) { detail::launch(*kernel, args, stream); },
+      give_up_ms);
+}
+
+CheckResult GpuBench::verify_launch(const Launcher& launch) {
   const Set& s = sets_[0];
   // 0xFF bytes are a NaN: beta == 0 must overwrite every element without reading it.
   TILEMM_CUDA(cudaMemsetAsync(s.C, 0xFF, static_cast<std::size_t>(problem_.M * problem_.ldc) * sizeof(float), stream_));
-  detail::launch(kernel, args_for(s), stream_);
+  launch(args_for(s), stream_);
   const cudaError_t status = cudaStreamSynchronize(stream_);
   if (status != cudaSuccess)
     return {CandidateStatus::launch_error, std::string("kernel failed: ") + cudaGetErrorString(status)};
@@ -195,13 +208,11 @@ CheckResult GpuBench::verify(const Variant& v, const detail::CompiledVariant& co
               std::to_string(c[first]) + ", reference " + std::to_string(reference_[first])};
 }
 
-std::vector<float> GpuBench::sample(const Variant& v, int launches, int first_set) {
-  const auto* kernel = detail::find_loaded(device_, v);
-  if (kernel == nullptr) throw Error(ErrorKind::internal, "tilemm: timing an unverified variant");
+std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int first_set) {
   for (int i = 0; i < launches; ++i) {
     const Set& s = sets_[static_cast<std::size_t>(first_set + i) % sets_.size()];
     TILEMM_CUDA(cudaEventRecord(events_[2 * i], stream_));
-    detail::launch(*kernel, args_for(s), stream_);
+    launch(args_for(s), stream_);
     TILEMM_CUDA(cudaEventRecord(events_[2 * i + 1], stream_));
   }
   TILEMM_CUDA(cudaStreamSynchronize(stream_));
@@ -211,10 +222,10 @@ std::vector<float> GpuBench::sample(const Variant& v, int launches, int first_se
   return ms;
 }
 
-TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
+TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
   TimingResult r;
-  sample(v, plan_.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
-  const auto probe = summarize(sample(v, plan_.probe, plan_.warmup));
+  sample(launch, plan_.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
+  const auto probe = summarize(sample(launch, plan_.probe, plan_.warmup));
   if (probe.median_ms > give_up_ms) {
     r.stats = probe;
     r.pruned = true;
@@ -222,7 +233,7 @@ TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
   }
   const int n = std::clamp(static_cast<int>(plan_.target_ms / std::max(probe.median_ms, 1e-3)),
                            plan_.min_samples, plan_.max_samples);
-  r.stats = summarize(sample(v, n, plan_.warmup + plan_.probe));
+  r.stats = summarize(sample(launch, n, plan_.warmup + plan_.probe));
   return r;
 }
 

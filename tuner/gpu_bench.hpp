@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -44,6 +45,12 @@ class GpuBench : public CandidateBench {
   CheckResult verify(const Variant& v, const detail::CompiledVariant& compiled) override;
   TimingResult time(const Variant& v, double give_up_ms) override;
 
+  // What verify() and time() do for a variant, for any way of computing C = A * B on `stream`
+  // from the bench's arguments (alpha 1, beta 0): a row-split plan's two launches, for one.
+  using Launcher = std::function<void(const GemmArgs& args, cudaStream_t stream)>;
+  CheckResult verify_launch(const Launcher& launch);
+  TimingResult time_launch(const Launcher& launch, double give_up_ms);
+
   // How many copies of (A, B, C) the timing rotates through.
   int rotation_sets() const { return static_cast<int>(sets_.size()); }
 
@@ -54,7 +61,7 @@ class GpuBench : public CandidateBench {
     float* C = nullptr;
   };
   GemmArgs args_for(const Set& s) const;
-  std::vector<float> sample(const Variant& v, int launches, int first_set);
+  std::vector<float> sample(const Launcher& launch, int launches, int first_set);
 
   DeviceInfo device_;
   Problem problem_;

@@ -1,0 +1,60 @@
+#include "row_split.hpp"
+
+namespace tilemm::detail {
+namespace {
+constexpr char kPrefix[] = "rowsplit_h";
+constexpr std::size_t kPrefixLength = sizeof kPrefix - 1;
+// Below this many rows the problem is at most a few rows of tiles, where split-K serves the SMs.
+constexpr std::int64_t kMinRows = 1024;
+// The 256- and 128-row tiles are the ones that win where M >= kMinRows (cache/preloaded/).
+constexpr std::int64_t kTileHeights[] = {256, 128};
+}  // namespace
+
+std::string row_split_name(std::int64_t core_rows) { return kPrefix + std::to_string(core_rows); }
+
+std::optional<std::int64_t> parse_row_split(const std::string& name) {
+  if (name.compare(0, kPrefixLength, kPrefix) != 0) return std::nullopt;
+  const std::string digits = name.substr(kPrefixLength);
+  if (digits.empty() || digits.size() > 18 || digits[0] == '0') return std::nullopt;
+  std::int64_t rows = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    rows = rows * 10 + (c - '0');
+  }
+  return rows;
+}
+
+bool row_split_fits(std::int64_t core_rows, const Problem& problem) {
+  return core_rows > 0 && core_rows < problem.M;
+}
+
+std::vector<std::int64_t> row_split_heights(const Problem& problem) {
+  std::vector<std::int64_t> heights;
+  // Rows that are whole 128-row tiles are not split: 128-row tiles then leave no partial row of
+  // tiles, and so no plan's core (a multiple of 128) is ever a plan itself.
+  if (problem.M < kMinRows || problem.M % 128 == 0) return heights;
+  for (const std::int64_t tile : kTileHeights) {
+    const std::int64_t core = problem.M / tile * tile;
+    if (!row_split_fits(core, problem)) continue;
+    bool known = false;
+    for (const std::int64_t h : heights) known = known || h == core;
+    if (!known) heights.push_back(core);
+  }
+  return heights;
+}
+
+GemmArgs rows_of(const GemmArgs& args, std::int64_t first, std::int64_t count) {
+  GemmArgs part = args;
+  part.M = count;
+  if (args.A != nullptr) part.A = args.A + first * args.lda;
+  part.C = args.C + first * args.ldc;
+  return part;
+}
+
+Problem rows_of(const Problem& problem, std::int64_t count) {
+  Problem part = problem;
+  part.M = count;
+  return part;
+}
+
+}  // namespace tilemm::detail

@@ -1,0 +1,40 @@
+// Row-split plans: a tuning result may say "run rows [0, h) as one GEMM and rows [h, M) as
+// another", each part dispatched to its own tuned winner. Where M is not a multiple of the best
+// tile height, the last row of tiles starts a nearly empty wave over the SMs; a core of whole
+// waves plus a thin rest is then faster (measured on the H200: 3000^3 in 1.220 ms as 2816 + 184
+// rows against 1.327 ms whole, 4097^3 in 3.144 ms as 4096 + 1 against 3.452 ms).
+//
+// A plan is named like a variant, `rowsplit_h<h>`, and competes in the tuning table as one
+// candidate: that name is the winner stored in the cache and in JSON, and a build that does not
+// know plans treats such an entry as a variant it does not know (a miss).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilemm/gemm.hpp"
+#include "tilemm/variant.hpp"
+
+namespace tilemm::detail {
+
+std::string row_split_name(std::int64_t core_rows);
+// The core height of a plan name; nullopt for any other name (a variant's, or a malformed
+// plan's: "rowsplit_h0", "rowsplit_h012", "rowsplit_h12x").
+std::optional<std::int64_t> parse_row_split(const std::string& name);
+// Whether `core_rows` splits `problem` into two non-empty parts.
+bool row_split_fits(std::int64_t core_rows, const Problem& problem);
+
+// The core heights worth trying for `problem`: M rounded down to the tile heights of the large
+// tiles (256 and 128 rows), for problems tall enough that a row of tiles is a fraction of a wave
+// and whose M is not a multiple of 128. Empty otherwise: smaller problems are split along K
+// instead. So a core (a multiple of 128) and a rest (under 256 rows) are never split again.
+std::vector<std::int64_t> row_split_heights(const Problem& problem);
+
+// Rows [first, first + count) of `args` (or `problem`) as a GEMM of their own: A and C advance by
+// whole rows, B is shared, and the leading dimensions, hence the alignment class, are kept.
+GemmArgs rows_of(const GemmArgs& args, std::int64_t first, std::int64_t count);
+Problem rows_of(const Problem& problem, std::int64_t count);
+
+}  // namespace tilemm::detail

@@ -1,0 +1,84 @@
+// Row-split plans on the CPU: their names, which core heights the tuner tries, and the
+// arguments of each part.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "row_split.hpp"
+
+namespace tilemm::detail {
+namespace {
+
+TEST(RowSplit, NamesRoundTripAndOnlyWellFormedOnesParse) {
+  for (const std::int64_t rows : {1LL, 2816LL, 4096LL, 2147483647LL}) {
+    const auto parsed = parse_row_split(row_split_name(rows));
+    ASSERT_TRUE(parsed.has_value()) << rows;
+    EXPECT_EQ(*parsed, rows);
+  }
+  EXPECT_EQ(row_split_name(2816), "rowsplit_h2816");
+  for (const char* name : {"rowsplit_h", "rowsplit_h0", "rowsplit_h0256", "rowsplit_h12x",
+                           "rowsplit_h-5", "rowsplit_h1234567890123456789", "rowsplit_2816",
+                           "Rowsplit_h2816", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1",
+                           "naive", ""})
+    EXPECT_FALSE(parse_row_split(name).has_value()) << name;
+}
+
+TEST(RowSplit, CoresAreMRoundedDownToTheLargeTilesWhereARowOfTilesIsLeftOver) {
+  using Heights = std::vector<std::int64_t>;
+  EXPECT_EQ(row_split_heights(Problem::square(3000)), (Heights{2816, 2944}));
+  EXPECT_EQ(row_split_heights(Problem::square(4097, 1)), (Heights{4096}));
+  EXPECT_EQ(row_split_heights(Problem::dense(1100, 260, 300)), (Heights{1024}));
+  EXPECT_EQ(row_split_heights(Problem::dense(1025, 7, 9, 1)), (Heights{1024}));
+  // Whole 128-row tiles: no partial row of tiles, and no core is split again.
+  for (const std::int64_t m : {1024, 2944, 4096, 8192})
+    EXPECT_TRUE(row_split_heights(Problem::square(m)).empty()) << m;
+  // Small problems are split along K instead.
+  for (const std::int64_t m : {1, 100, 1000, 1023})
+    EXPECT_TRUE(row_split_heights(Problem::square(m)).empty()) << m;
+  // Every core splits its problem into two parts, and no core or rest would be split again.
+  for (std::int64_t m = 1000; m <= 9000; m += 7) {
+    const Problem p = Problem::dense(m, 64, 64);
+    for (const std::int64_t core : row_split_heights(p)) {
+      EXPECT_TRUE(row_split_fits(core, p)) << m;
+      EXPECT_TRUE(row_split_heights(rows_of(p, core)).empty()) << m;
+      EXPECT_TRUE(row_split_heights(rows_of(p, m - core)).empty()) << m;
+    }
+  }
+}
+
+TEST(RowSplit, APartIsItsRowsOfAAndCWithTheSameBAndLeadingDimensions) {
+  std::vector<float> a(100 * 40), b(40 * 30), c(100 * 36);
+  GemmArgs args;
+  args.M = 100;
+  args.N = 30;
+  args.K = 37;
+  args.alpha = 0.5f;
+  args.beta = 2.0f;
+  args.A = a.data();
+  args.lda = 40;
+  args.B = b.data();
+  args.ldb = 30;
+  args.C = c.data();
+  args.ldc = 36;
+  const GemmArgs rest = rows_of(args, 64, 36);
+  EXPECT_EQ(rest.M, 36);
+  EXPECT_EQ(rest.N, 30);
+  EXPECT_EQ(rest.K, 37);
+  EXPECT_EQ(rest.A, a.data() + 64 * 40);
+  EXPECT_EQ(rest.B, b.data());
+  EXPECT_EQ(rest.C, c.data() + 64 * 36);
+  EXPECT_EQ(rest.lda, 40);
+  EXPECT_EQ(rest.ldb, 30);
+  EXPECT_EQ(rest.ldc, 36);
+  EXPECT_EQ(rest.alpha, 0.5f);
+  EXPECT_EQ(rest.beta, 2.0f);
+  // The rows of an aligned problem are aligned alike: the part keeps the cache's problem class.
+  const Problem whole = Problem::dense(3000, 3000, 3000);
+  const Problem part = rows_of(whole, 184);
+  EXPECT_EQ(part.M, 184);
+  EXPECT_EQ(part.alignment, whole.alignment);
+  EXPECT_EQ(std::tie(part.lda, part.ldb, part.ldc), std::tie(whole.lda, whole.ldb, whole.ldc));
+}
+
+}  // namespace
+}  // namespace tilemm::detail
