@@ -87,6 +87,19 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
   }
 }
 
+TEST(TuneCliTable, StatusNamesTheReasonAndAPlansParts) {
+  CandidateResult c;
+  c.variant = "naive";
+  EXPECT_EQ(status_text(c), "ok");
+  c.status = CandidateStatus::pruned;
+  c.reason = "slow";
+  EXPECT_EQ(status_text(c), "pruned: slow");
+  c.variant = "rowsplit_h2816";
+  c.status = CandidateStatus::ok;
+  c.reason = "rows 0-2815: a; rows 2816-2999: b";
+  EXPECT_EQ(status_text(c), "ok: rows 0-2815: a; rows 2816-2999: b");
+}
+
 TEST(TuneCliParsing, DeviceZeroIsAValidOrdinal) {
   // In-process: inside this test binary there is no tilemm-tune to start as a worker.
   const CliRun r = run({"--sizes", "64", "--device", "0", "--in-process"});

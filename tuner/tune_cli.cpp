@@ -83,9 +83,12 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+}  // namespace
+
 std::string status_text(const CandidateResult& c) {
   switch (c.status) {
-    case CandidateStatus::ok: return "ok";
+    // A row-split plan's reason names the winners of its parts.
+    case CandidateStatus::ok: return c.reason.empty() ? "ok" : "ok: " + c.reason;
     case CandidateStatus::wrong_result: return "wrong result: " + c.reason;
     case CandidateStatus::compile_error: return "compile error: " + c.reason;
     case CandidateStatus::launch_error: return "launch error: " + c.reason;
@@ -94,6 +97,8 @@ std::string status_text(const CandidateResult& c) {
   }
   return "?";
 }
+
+namespace {
 
 double tflops_of(const Problem& p, double ms) {
   return ms > 0 ? 2.0 * double(p.M) * double(p.N) * double(p.K) / (ms * 1e-3) / 1e12 : 0.0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tilemm/autotune.hpp"
+
 namespace tilemm::cli {
 
 using Shape = std::array<std::int64_t, 3>;  // M, N, K
@@ -16,6 +18,10 @@ using Shape = std::array<std::int64_t, 3>;  // M, N, K
 std::vector<Shape> parse_sizes(const std::string& text);
 // "1024x512x256,8x8x8". Throws tilemm::InvalidArgument("--shapes").
 std::vector<Shape> parse_shapes(const std::string& text);
+
+// The status column of a candidate in the tuning table: "ok", or the status and its reason
+// ("pruned: ..."); a row-split plan's "ok: " names its parts' winners.
+std::string status_text(const CandidateResult& c);
 
 // Runs the CLI. Returns the exit code: 0 success, 2 usage error, 1 anything else. Human output
 // and --json go to `out`; errors (one line each) and the progress display go to `err`; the
