@@ -535,35 +535,45 @@ class Dispatcher {
   // device and class that can run this problem, else the default variant, else naive.
   Variant fallback_variant(const DeviceInfo& device, const Problem& problem) {
     std::optional<Variant> best;
+    std::string best_source;
     double best_distance = std::numeric_limits<double>::infinity();
+    const std::string wanted_class = problem_class(problem);
+    // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
+    // kernel this build can run) and winners that cannot run this problem do not count.
+    const auto consider = [&](const cache::StoredEntry& e, const char* source) {
+      if (e.problem_class != wanted_class) return;
+      const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
+                       std::fabs(std::log(double(e.N) / double(problem.N))) +
+                       std::fabs(std::log(double(e.K) / double(problem.K)));
+      if (d >= best_distance) return;
+      std::optional<Variant> v;
+      try {
+        if (!detail::parse_row_split(e.winner)) v = parse_variant(e.winner);
+      } catch (const InvalidArgument&) {
+      }
+      if (!v || !can_run(*v, device, problem)) return;
+      best = *v;
+      best_source = source;
+      best_distance = d;
+    };
     {
       std::lock_guard<std::mutex> lock(store_mutex_);
       try {
-        for (const auto& e : store().list(device.model_key())) {
-          if (e.problem_class != problem_class(problem) ||
-              cache::is_stale(e, running_versions(device)))
-            continue;
-          const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
-                           std::fabs(std::log(double(e.N) / double(problem.N))) +
-                           std::fabs(std::log(double(e.K) / double(problem.K)));
-          if (d >= best_distance) continue;
-          // A row-split plan, or a variant of a newer build: not one kernel to run here.
-          std::optional<Variant> v;
-          try {
-            if (!detail::parse_row_split(e.winner)) v = parse_variant(e.winner);
-          } catch (const InvalidArgument&) {
-          }
-          if (!v || !can_run(*v, device, problem)) continue;
-          best = *v;
-          best_distance = d;
-        }
+        for (const auto& e : store().list(device.model_key()))
+          if (!cache::is_stale(e, running_versions(device))) consider(e, "cache");
       } catch (const Error& e) {
         log(LogLevel::warn, std::string("cache listing failed: ") + e.what());
       }
     }
+    // The shipped results of this device model or architecture count as tuned shapes too: with
+    // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
+    for (const auto& e : cache::preloaded_entries())
+      if (e.versions.template_hash == detail::templates_hash() &&
+          (e.device_key == device.model_key() || e.arch == device.arch()))
+        consider(e, "preloaded cache");
     if (best) {
       log(LogLevel::info, "tuning is off: " + describe(problem) + " uses the nearest tuned shape's " +
-                              variant_name(*best));
+                              variant_name(*best) + " (" + best_source + ")");
       return *best;
     }
     const Variant fallback = can_run(default_variant(), device, problem) ? default_variant()

@@ -179,6 +179,23 @@ TEST(Autotune, WithTuningOffReportsTheFallbackWithoutTuning) {
   EXPECT_EQ(tunings_run(), before);
 }
 
+// With tuning off and nothing in the user's cache, the shipped results still count as tuned
+// shapes: 4000^3 runs the preloaded 4096^3 winner, not the default variant.
+TEST(Autotune, WithTuningOffTheNearestPreloadedShapeServes) {
+  TILEMM_REQUIRE_DEVICE();
+  if (current_device().name != "NVIDIA H200") GTEST_SKIP() << "the shipped preloaded cache is for the H200";
+  Options off;
+  off.policy = TunePolicy::off;
+  const auto before = tunings_run();
+  const AutotuneResult r = autotune(4000, 4000, 4000, off);
+  EXPECT_EQ(r.source, ResultSource::fallback);
+  const AutotuneResult nearest = autotune(4096, 4096, 4096, off);
+  EXPECT_EQ(nearest.source, ResultSource::preloaded);
+  EXPECT_EQ(r.winner, nearest.winner);
+  EXPECT_NE(r.winner, variant_name(default_variant()));
+  EXPECT_EQ(tunings_run(), before);
+}
+
 TEST(Dispatch, WarmCallsCompileNothing) {
   TILEMM_REQUIRE_DEVICE();
   testing::check_gemm(64, 64, 64, 1.0f, 0.0f, [](const GemmArgs& a) { gemm(a); });

@@ -43,6 +43,19 @@ TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
   }
 }
 
+// The default variant serves every problem that nothing tuned can: any alignment, one row or
+// column, K == 0 (C = beta * C), and a full row slab of gemm() (65535 x 16 rows).
+TEST(CanRun, TheDefaultVariantRunsEveryProblemGemmLaunches) {
+  const auto device = synthetic_h200();
+  const Variant v = default_variant();
+  EXPECT_EQ(v.family, "warptile");
+  for (const Problem& p : {Problem::dense(4097, 4097, 4097, 1), Problem::dense(1, 1, 1, 1),
+                           Problem::dense(3, 5, 0, 2), Problem::dense(65535 * 16, 7, 9, 1),
+                           Problem::dense(5, 2147483647LL, 3, 1)})
+    EXPECT_TRUE(can_run(v, device, p).ok) << p.M << "x" << p.N << "x" << p.K << ": "
+                                          << can_run(v, device, p).reason;
+}
+
 TEST(CanRun, OnlyFloat4VariantsNeedAlignmentFour) {
   const auto device = synthetic_h200();
   const Problem unaligned = Problem::dense(1000, 1000, 1000, 1);
