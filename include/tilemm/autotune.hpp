@@ -75,7 +75,9 @@ struct AutotuneResult {
   std::string device_key;  // DeviceInfo::model_key()
   Problem problem;
   std::string problem_class;
-  std::string winner;       // canonical variant name
+  // Canonical variant name, or a row-split plan "rowsplit_h<h>": rows [0, h) and [h, M) run as
+  // problems of their own, each with its own winner (docs/tuning.md, row-split plans).
+  std::string winner;
   double median_ms = 0.0;
   double tflops = 0.0;
   double margin = 0.0;      // runner-up median / winner median - 1 (0 with a single candidate)
