@@ -192,7 +192,9 @@ class Dispatcher {
     // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
     // that later gemm() calls in this and other processes compile nothing. A row-split plan's
     // parts are made ready the same way (from the cache: tuning the plan tuned them).
-    const Decision decision = decide(device, result.winner);
+    Decision decision = decide(device, result.winner);
+    // Like resolve(): a fallback is tried again when a later call may tune.
+    decision.fallback = result.source == ResultSource::fallback;
     if (decision.split_rows > 0) {
       Options parts = options;
       parts.force = false;

@@ -177,6 +177,13 @@ TEST(Autotune, WithTuningOffReportsTheFallbackWithoutTuning) {
   EXPECT_TRUE(r.candidates.empty());
   EXPECT_NO_THROW(parse_variant(r.winner));
   EXPECT_EQ(tunings_run(), before);
+  // The fallback is not remembered as this shape's answer: gemm() with tuning on tunes it.
+  Options on;
+  on.policy = TunePolicy::tune_on_miss;
+  const auto check =
+      testing::check_gemm(91, 93, 95, 1.0f, 0.0f, [&](const GemmArgs& a) { gemm(a, nullptr, on); });
+  EXPECT_EQ(check.wrong, 0) << check.first;
+  EXPECT_EQ(tunings_run(), before + 1);
 }
 
 // With tuning off and nothing in the user's cache, the shipped results still count as tuned
