@@ -488,11 +488,12 @@ class Dispatcher {
       try {
         const AutotuneResult core = autotune(device, detail::rows_of(problem, rows), options);
         const AutotuneResult rest = autotune(device, detail::rows_of(problem, problem.M - rows), options);
-        c.reason = "rows 0-" + std::to_string(rows - 1) + ": " + core.winner + "; rows " +
-                   std::to_string(rows) + "-" + std::to_string(problem.M - 1) + ": " + rest.winner;
+        const std::string parts = "rows 0-" + std::to_string(rows - 1) + ": " + core.winner +
+                                  "; rows " + std::to_string(rows) + "-" +
+                                  std::to_string(problem.M - 1) + ": " + rest.winner;
         if (detail::parse_row_split(core.winner) || detail::parse_row_split(rest.winner)) {
           c.status = CandidateStatus::cannot_run;
-          c.reason = "a part's winner is itself a row-split plan (" + c.reason + ")";
+          c.reason = "a part's winner is itself a row-split plan (" + parts + ")";
           outcome.candidates.push_back(std::move(c));
           continue;
         }
@@ -502,25 +503,12 @@ class Dispatcher {
           detail::launch(core_kernel, detail::rows_of(args, 0, rows), stream);
           detail::launch(rest_kernel, detail::rows_of(args, rows, args.M - rows), stream);
         };
-        if (settings.on_candidate) settings.on_candidate(c.variant);
-        const tuner::CheckResult check = bench.verify_launch(launch);
-        if (check.status != CandidateStatus::ok) {
-          c.status = check.status;
-          c.reason = check.reason + " (" + c.reason + ")";
-          if (check.status == CandidateStatus::launch_error && settings.on_launch_failure)
-            settings.on_launch_failure(c.variant, check.reason);
-        } else {
-          const tuner::TimingResult timing = bench.time_launch(launch, settings.prune_factor * best);
-          c.stats = timing.stats;
-          if (timing.pruned) {
-            c.status = CandidateStatus::pruned;
-            c.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
-                       "x the best so far (" + c.reason + ")";
-          } else {
-            best = std::min(best, timing.stats.median_ms);
-          }
-        }
-      } catch (const std::exception& e) {
+        tuner::measure_candidate(
+            c, settings, best, [&] { return bench.verify_launch(launch); },
+            [&](double give_up_ms) { return bench.time_launch(launch, give_up_ms); });
+        // The parts' winners: the whole reason when it is ok, appended to any other.
+        c.reason = c.reason.empty() ? parts : c.reason + " (" + parts + ")";
+      } catch (const std::exception& e) {  // tuning or loading a part failed
         c.status = CandidateStatus::launch_error;
         c.reason = e.what();
         if (const auto end = c.reason.find('\n'); end != std::string::npos) c.reason.resize(end);

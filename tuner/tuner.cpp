@@ -112,6 +112,35 @@ void prune_needless_workspaces(std::vector<Pending>& pending, const DeviceInfo& 
 
 }  // namespace
 
+void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
+                       const std::function<CheckResult()>& verify,
+                       const std::function<TimingResult(double give_up_ms)>& time) {
+  if (settings.on_candidate) settings.on_candidate(result.variant);
+  try {
+    const CheckResult check = verify();
+    if (check.status != CandidateStatus::ok) {
+      result.status = check.status;
+      result.reason = check.reason;
+      if (check.status == CandidateStatus::launch_error && settings.on_launch_failure)
+        settings.on_launch_failure(result.variant, check.reason);
+      return;
+    }
+    const TimingResult timing = time(settings.prune_factor * best_ms);
+    result.stats = timing.stats;
+    if (timing.pruned) {
+      result.status = CandidateStatus::pruned;
+      result.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
+                      "x the best so far";
+      return;
+    }
+    best_ms = std::min(best_ms, timing.stats.median_ms);
+  } catch (const std::exception& e) {
+    result.status = CandidateStatus::launch_error;
+    result.reason = first_line(e.what());
+    if (settings.on_launch_failure) settings.on_launch_failure(result.variant, result.reason);
+  }
+}
+
 double rank_candidates(std::vector<CandidateResult>& candidates) {
   std::sort(candidates.begin(), candidates.end(),
             [](const CandidateResult& a, const CandidateResult& b) {
@@ -178,30 +207,9 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
       }
     } report{settings, done, total};
     if (p.result.status != CandidateStatus::ok) continue;
-    if (settings.on_candidate) settings.on_candidate(p.result.variant);
-    try {
-      const CheckResult check = bench.verify(p.variant, *p.binary);
-      if (check.status != CandidateStatus::ok) {
-        p.result.status = check.status;
-        p.result.reason = check.reason;
-        if (check.status == CandidateStatus::launch_error && settings.on_launch_failure)
-          settings.on_launch_failure(p.result.variant, check.reason);
-        continue;
-      }
-      const TimingResult timing = bench.time(p.variant, settings.prune_factor * best);
-      p.result.stats = timing.stats;
-      if (timing.pruned) {
-        p.result.status = CandidateStatus::pruned;
-        p.result.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
-                          "x the best so far";
-        continue;
-      }
-      best = std::min(best, timing.stats.median_ms);
-    } catch (const std::exception& e) {
-      p.result.status = CandidateStatus::launch_error;
-      p.result.reason = first_line(e.what());
-      if (settings.on_launch_failure) settings.on_launch_failure(p.result.variant, p.result.reason);
-    }
+    measure_candidate(
+        p.result, settings, best, [&] { return bench.verify(p.variant, *p.binary); },
+        [&](double give_up_ms) { return bench.time(p.variant, give_up_ms); });
   }
 
   TuneOutcome out;

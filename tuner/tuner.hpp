@@ -43,6 +43,15 @@ struct TuneSettings {
 TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
                  const TuneSettings& settings = {});
 
+// Verifies and times one candidate (a compiled variant, or a row-split plan) by the tuning's
+// rules: settings.on_candidate first; a failed check is recorded with its status (and reported to
+// settings.on_launch_failure when the launch failed); a probe over prune_factor x `best_ms` is
+// recorded as pruned; otherwise its timing is recorded and `best_ms` lowered. Exceptions are
+// recorded as launch errors, never thrown.
+void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
+                       const std::function<CheckResult()>& verify,
+                       const std::function<TimingResult(double give_up_ms)>& time);
+
 // Sorts `candidates` (ok by ascending median, ties by name; then every failure by name) and
 // returns the margin of the first over the second ok candidate: runner-up median / winner
 // median - 1, 0 when there is no runner-up. Throws tilemm::Error when none is ok.
