@@ -262,27 +262,26 @@ class Dispatcher {
   std::optional<std::string> cached_winner(const DeviceInfo& device, const Problem& problem) {
     const auto entry = fresh_entry(device, problem);
     if (!entry) return std::nullopt;
-    if (!usable_plan(*entry, problem)) return std::nullopt;
-    try {
-      if (detail::parse_row_split(entry->winner)) {
-        log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
-                                entry->source + "): " + entry->winner);
-        return entry->winner;
+    // Why the winner cannot serve this problem here; empty when it can.
+    std::string unusable;
+    if (const auto rows = detail::parse_row_split(entry->winner)) {
+      if (!detail::row_split_fits(*rows, problem)) unusable = "it does not split the rows in two";
+    } else {
+      try {
+        if (const Verdict verdict = can_run(parse_variant(entry->winner), device, problem); !verdict)
+          unusable = "it cannot run here: " + verdict.reason;
+      } catch (const InvalidArgument& e) {
+        unusable = std::string("it is unknown to this build: ") + e.what();
       }
-      Variant v = parse_variant(entry->winner);
-      if (const Verdict verdict = can_run(v, device, problem); !verdict) {
-        log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
-                                " cannot run here (" + verdict.reason + "); ignoring it");
-        return std::nullopt;
-      }
-      log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
-                              entry->source + "): " + entry->winner);
-      return entry->winner;
-    } catch (const InvalidArgument& e) {
-      log(LogLevel::warn, "cached winner for " + describe(problem) + " is unknown to this build (" +
-                              e.what() + "); ignoring it");
+    }
+    if (!unusable.empty()) {
+      log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
+                              " is ignored: " + unusable);
       return std::nullopt;
     }
+    log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" + entry->source +
+                            "): " + entry->winner);
+    return entry->winner;
   }
 
   static std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device,
@@ -299,16 +298,6 @@ class Dispatcher {
     log(LogLevel::info, "shape " + describe(problem) + " served from the preloaded cache (" +
                             entry->device_key + "): " + entry->winner);
     return entry->winner;
-  }
-
-  // A cached row-split plan must split this problem into two non-empty parts (an imported entry
-  // may say otherwise); every other winner passes here and is checked as a variant.
-  static bool usable_plan(const cache::StoredEntry& e, const Problem& problem) {
-    const auto rows = detail::parse_row_split(e.winner);
-    if (!rows || detail::row_split_fits(*rows, problem)) return true;
-    log(LogLevel::warn, "cached winner " + e.winner + " for " + describe(problem) +
-                            " does not split its rows in two; ignoring it");
-    return false;
   }
 
   // What gemm() runs for a winner's name: its kernel, loaded, or a row-split plan, whose parts
