@@ -272,7 +272,17 @@ TEST(Autotune, APartialRowOfTilesAddsARowSplitCandidate) {
   const AutotuneResult rest = autotune(6, 36, 20);
   EXPECT_EQ(core.source, ResultSource::cache);
   EXPECT_EQ(rest.source, ResultSource::cache);
-  EXPECT_EQ(plan->reason, "rows 0-1023: " + core.winner + "; rows 1024-1029: " + rest.winner);
+  // The reason names the parts' winners; a pruned plan (timings under compute-sanitizer are
+  // far from the real ones) gives them after the rule that pruned it.
+  const std::string parts = "rows 0-1023: " + core.winner + "; rows 1024-1029: " + rest.winner;
+  if (plan->status == CandidateStatus::ok) {
+    EXPECT_EQ(plan->reason, parts);
+  } else {
+    const std::string tail = " (" + parts + ")";
+    EXPECT_TRUE(plan->reason.size() > tail.size() &&
+                plan->reason.compare(plan->reason.size() - tail.size(), tail.size(), tail) == 0)
+        << plan->reason;
+  }
   const auto check = testing::check_gemm(1030, 36, 20, 1.5f, 0.5f, [](const GemmArgs& a) { gemm(a); });
   EXPECT_EQ(check.wrong, 0) << check.first;
   EXPECT_EQ(tunings_run(), before + 3);
