@@ -143,11 +143,16 @@ run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings f
 export -f run_one
 export tool limit work summary logs gpus all_gpus clean
 # In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
-timeout "$total" xargs -P "$jobs" --process-slot-var=SANITIZE_SLOT -L 1 bash -c 'run_one "$@"' _ < "$work/run"
+# timeout leads a process group of its own, and at the deadline signals all of it: xargs, the
+# runners and their tools. Killing that group (and only it) afterwards also ends anything that
+# ignored the signal, without touching another run of this script beside this one (two tools at
+# once, one per GPU).
+timeout "$total" xargs -P "$jobs" --process-slot-var=SANITIZE_SLOT -L 1 bash -c 'run_one "$@"' _ < "$work/run" &
+group=$!
+wait "$group"
 echo "deadline rc=$? (124: the overall deadline of ${total}s stopped it)"
 for f in "$work"/*.running; do [ -e "$f" ] && echo "UNFINISHED $(cat "$f")" >> "$summary"; done
-# The runners first, so that a job killed here is not also recorded as failed.
-pkill -f 'run_one' 2>/dev/null; pkill -f compute-sanitizer 2>/dev/null; sleep 1
+kill -KILL -- "-$group" 2>/dev/null; sleep 1
 results=$(grep -Ev '^(#|UNFINISHED)' "$summary")
 done_n=$(printf '%s' "$results" | grep -c .); cut_n=$(grep -c '^UNFINISHED' "$summary")
 echo "finished: $done_n of $(wc -l < "$work/run"); cut off: $cut_n; not started: $(( $(wc -l < "$work/run") - done_n - cut_n ))"
