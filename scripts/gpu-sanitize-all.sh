@@ -24,10 +24,12 @@
 #       'AnotherDevice'), which see every GPU.
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
 #   SANITIZE_DONE=<file>              skip the jobs listed in an earlier call's
-#       $OUT/sanitize-all-<tool>-clean.txt (its first line names the build it ran): copy that
-#       file into the repository (an untracked file travels) and pass its path, to spread one
-#       suite over several device calls.
-#       The new clean list includes the old one. Only valid for the same build.
+#       $OUT/sanitize-all-<tool>-clean.txt: copy that file into the repository (an untracked file
+#       travels) and pass its path, to spread one suite over several device calls. Each clean job
+#       is listed under a key: the hashes of its test program and of the programs and library it
+#       starts (tilemm-tune, dispatch_child, tilemm-tune-faulty, libtilemm.so). A job is skipped
+#       only where this build's key is the same, so a commit that changes one test program
+#       re-runs that program's jobs alone. The new clean list includes the old one.
 #
 # Measured under racecheck on the H200 (one process, 1024x1024x1024, one variant): naive 0.5 s,
 # splitk 128x128 s8 1 s, warptile 256x128 6 s, padded 256x128 6 s, tiled 8x8 20 s, tiled 32x32
@@ -76,32 +78,39 @@ big='/(1000x1000x1000|1024x1024x1024|2049x31x4099)'
   grep -v 'EveryVariant\.' "$work/tests" | grep -Ev "$costly"
 } > "$work/list"
 grep -Ev "$exclude" "$work/list" | grep -E "$only" > "$work/run"
-# SANITIZE_DONE=<file>: the clean-job list of an earlier call on the same build (see below); its
-# jobs are not run again, so several device calls can share one suite.
+# What a job's result depends on besides its line: its test program, and what that program starts
+# or loads (the tests link tilemm statically; the C API smoke test and the CLI tests do not).
+helpers_key=$(cat tilemm-tune tests/dispatch_child tests/tilemm-tune-faulty libtilemm.so.* 2>/dev/null |
+  sha256sum | cut -c1-12)
+declare -A program_key
+for bin in $(cut -d' ' -f1 "$work/run" | sort -u); do
+  program_key[$bin]="$(sha256sum < "$bin" | cut -c1-12).$helpers_key"
+done
+# "<key> <job line>" for each job to run; the clean list holds these lines.
+while read -r bin rest; do echo "${program_key[$bin]} $bin $rest"; done < "$work/run" > "$work/run.keyed"
+# SANITIZE_DONE=<file>: the clean list of an earlier call; its jobs are not run again where the
+# programs they ran are the same as here, so several device calls can share one suite.
 if [ -n "${SANITIZE_DONE:-}" ]; then
   [ -r "$SANITIZE_DONE" ] || { echo "SANITIZE_DONE=$SANITIZE_DONE: no such file" >&2; exit 2; }
-  # Same commit, or the list says nothing about this build (the carry time may differ; a tree
-  # with uncommitted changes cannot be told apart from another one on the same commit).
-  was=$(head -1 "$SANITIZE_DONE" | sed 's/^# //; s/, carried .*//')
-  now=$(sed 's/, carried .*//' SOURCE 2>/dev/null || echo 'source unknown')
-  if [ "$was" != "$now" ]; then
-    echo "SANITIZE_DONE lists jobs of '$was', this build is '$now': not resuming" >&2; exit 2
-  fi
-  done_before=$(grep -Fxc -f "$SANITIZE_DONE" "$work/run")
-  grep -Fxv -f "$SANITIZE_DONE" "$work/run" > "$work/run.left"; mv "$work/run.left" "$work/run"
-  echo "$done_before jobs clean in $SANITIZE_DONE ($(head -1 "$SANITIZE_DONE")) are not run again"
+  grep -v '^#' "$SANITIZE_DONE" | grep . > "$work/done" || true  # an empty line would match all
+  done_before=$(grep -Fxc -f "$work/done" "$work/run.keyed")
+  grep -Fxv -f "$work/done" "$work/run.keyed" > "$work/run.left" || true
+  mv "$work/run.left" "$work/run.keyed"
+  echo "$done_before jobs clean in $SANITIZE_DONE with the same programs are not run again"
 fi
+cut -d' ' -f2- "$work/run.keyed" > "$work/run"
 if [ "${SANITIZE_ORDER:-}" = reverse ]; then tac "$work/run" > "$work/run.r" && mv "$work/run.r" "$work/run"; fi
 echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 if [ ! -s "$work/run" ]; then echo "no job to run"; exit 0; fi
 
 export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}  # 6 timed launches per candidate, not 23+
 summary="$out/sanitize-all-$tool-summary.txt"
-# The job lines of the jobs that ended clean (exit 0, or no CUDA call), headed by the build's
-# source: copied into the repository and passed back as SANITIZE_DONE, it resumes the run in a
-# later call.
+# The keyed lines of the jobs that ended clean (exit 0, or no CUDA call), with a comment line per
+# call naming the build's source: copied into the repository and passed back as SANITIZE_DONE, it
+# resumes the run in a later call.
 clean="$out/sanitize-all-$tool-clean.txt"
-{ [ -n "${SANITIZE_DONE:-}" ] && cat "$SANITIZE_DONE" || echo "# $(cat SOURCE 2>/dev/null || echo 'source unknown')"; } > "$clean.tmp"
+{ [ -n "${SANITIZE_DONE:-}" ] && cat "$SANITIZE_DONE"
+  echo "# $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown')"; } > "$clean.tmp"
 mv "$clean.tmp" "$clean"
 logs="$out/sanitize-all-$tool.log"
 {
@@ -132,16 +141,18 @@ run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings f
   # A test that makes no CUDA call (argument checks) passes, but the tool exits 255 for it.
   if [ $rc = 255 ] && grep -q "terminated before first instrumented API call" "$log" &&
      grep -q "^\[  PASSED  \] 1 test" "$log"; then rc=cpu; fi
+  # A skipped test exits 0 but checked nothing (the other-device test where one GPU is visible).
+  if [ $rc = 0 ] && grep -q "^\[  SKIPPED \]" "$log"; then rc=skip; fi
   rm -f "$log.running"
   # flock: lines and logs of jobs that end together must not interleave.
-  if [ "$rc" = 0 ] || [ "$rc" = cpu ]; then flock "$summary" bash -c 'echo "$1" >> "$2"' _ "$line" "$clean"; fi
+  if [ "$rc" = 0 ] || [ "$rc" = cpu ]; then flock "$summary" bash -c 'echo "$1" >> "$2"' _ "$(sha256sum < "$bin" | cut -c1-12).$helpers_key $line" "$clean"; fi
   flock "$summary" bash -c 'printf "%-4s %5ss gpu %-3s %-100s %s\n" "$1" "$2" "$3" "$4" "$5" >> "$6";
     { echo "=== $4 (rc $1)"; cat "$7"; } >> "$8"' _ "$rc" "$(( $(date +%s) - start ))" "$gpu" \
     "$line${extra[*]:+ (${extra[*]})}" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
     "$summary" "$log" "$logs"
 }
 export -f run_one
-export tool limit work summary logs gpus all_gpus clean
+export tool limit work summary logs gpus all_gpus clean helpers_key
 # In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
 # timeout leads a process group of its own, and at the deadline signals all of it: xargs, the
 # runners and their tools. Killing that group (and only it) afterwards also ends anything that
