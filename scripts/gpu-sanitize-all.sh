@@ -23,6 +23,11 @@
 #       job slot s runs on GPU s % n, except jobs matching SANITIZE_ALL_GPUS (default
 #       'AnotherDevice'), which see every GPU.
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
+#   SANITIZE_LARGE_SHARDS=<n>         shards of each large EveryVariant shape (default: the above);
+#       more of them make shorter jobs, which a device call's deadline cuts off less often.
+#   SANITIZE_TAG=<word>               name the files sanitize-all-<tool>-<word>-*: two runs of one
+#       tool beside each other (one per GPU, each with CUDA_VISIBLE_DEVICES and SANITIZE_GPUS=1,
+#       and a regex that splits the jobs between them).
 #   SANITIZE_DONE=<file>              skip the jobs listed in an earlier call's
 #       $OUT/sanitize-all-<tool>-clean.txt: copy that file into the repository (an untracked file
 #       travels) and pass its path, to spread one suite over several device calls. Each clean job
@@ -63,14 +68,15 @@ for bin in tests/test_gpu_correctness tests/test_autotune tests/test_blas_api te
 done
 echo "tests/c_api_smoke -" >> "$work/tests"
 shards=${SANITIZE_EVERYVARIANT_SHARDS:-8}
+large_shards=${SANITIZE_LARGE_SHARDS:-$shards}
 big='/(1000x1000x1000|1024x1024x1024|2049x31x4099)'
 {
   # Every process compiles the variants of its shard (~1 CPU-second each), so the small shapes
   # share their processes; the large ones get their own.
-  grep 'EveryVariant\.' "$work/tests" | awk -v big="$big" -v n="$shards" '
+  grep 'EveryVariant\.' "$work/tests" | awk -v big="$big" -v n="$shards" -v ln="$large_shards" '
     { bin = $1; if ($2 ~ big) large[++l] = $2; else small = (small == "" ? "" : small ":") $2 }
     END {
-      for (j = 1; j <= l; ++j) for (i = 0; i < n; ++i) print bin, large[j], "TILEMM_TEST_VARIANT_SHARD=" i "/" n
+      for (j = 1; j <= l; ++j) for (i = 0; i < ln; ++i) print bin, large[j], "TILEMM_TEST_VARIANT_SHARD=" i "/" ln
       for (i = 0; i < n; ++i) print bin, small, "TILEMM_TEST_VARIANT_SHARD=" i "/" n
     }'
   costly='autotune|LargeProblem|CApiOnDevice|SplitK'
@@ -104,15 +110,16 @@ echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/
 if [ ! -s "$work/run" ]; then echo "no job to run"; exit 0; fi
 
 export TILEMM_TUNE_EFFORT=${TILEMM_TUNE_EFFORT:-quick}  # 6 timed launches per candidate, not 23+
-summary="$out/sanitize-all-$tool-summary.txt"
+report="$out/sanitize-all-$tool${SANITIZE_TAG:+-$SANITIZE_TAG}"  # where this run's files go
+summary="$report-summary.txt"
 # The keyed lines of the jobs that ended clean (exit 0, or no CUDA call), with a comment line per
 # call naming the build's source: copied into the repository and passed back as SANITIZE_DONE, it
 # resumes the run in a later call.
-clean="$out/sanitize-all-$tool-clean.txt"
+clean="$report-clean.txt"
 { [ -n "${SANITIZE_DONE:-}" ] && cat "$SANITIZE_DONE"
   echo "# $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown')"; } > "$clean.tmp"
 mv "$clean.tmp" "$clean"
-logs="$out/sanitize-all-$tool.log"
+logs="$report.log"
 {
   echo "# compute-sanitizer --tool $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown: no SOURCE file in the build')"
   nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | sed 's/^/# GPU /'
