@@ -90,6 +90,7 @@ helpers_key=$(cat tilemm-tune tests/dispatch_child tests/tilemm-tune-faulty libt
   sha256sum | cut -c1-12)
 declare -A program_key
 for bin in $(cut -d' ' -f1 "$work/run" | sort -u); do
+  [ -f "$bin" ] || { echo "$bin: no such program in $(pwd); build it and carry the build" >&2; exit 2; }
   program_key[$bin]="$(sha256sum < "$bin" | cut -c1-12).$helpers_key"
 done
 # "<key> <job line>" for each job to run; the clean list holds these lines.
