@@ -105,7 +105,7 @@ if [ -n "${SANITIZE_DONE:-}" ]; then
   mv "$work/run.left" "$work/run.keyed"
   echo "$done_before jobs clean in $SANITIZE_DONE with the same programs are not run again"
 fi
-cut -d' ' -f2- "$work/run.keyed" > "$work/run"
+mv "$work/run.keyed" "$work/run"  # from here on, each job's line starts with its key
 if [ "${SANITIZE_ORDER:-}" = reverse ]; then tac "$work/run" > "$work/run.r" && mv "$work/run.r" "$work/run"; fi
 echo "$(wc -l < "$work/run") jobs on $gpus GPU(s), $(grep -Ec "$exclude" "$work/list") left out: $exclude"
 if [ ! -s "$work/run" ]; then echo "no job to run"; exit 0; fi
@@ -126,8 +126,8 @@ logs="$report.log"
   nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | sed 's/^/# GPU /'
 } > "$summary"
 : > "$logs"
-run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings for this job
-  local bin=$1 name=$2; shift 2
+run_one() {  # key, binary, gtest filter ("-": a plain program), VAR=value settings for this job
+  local key=$1 bin=$2 name=$3; shift 3
   local settings=("$@") extra=() line log
   line="$bin $name${1:+ $*}"
   log="$work/$(echo "$line" | md5sum | cut -c1-16).log"  # grouped names exceed NAME_MAX
@@ -153,14 +153,14 @@ run_one() {  # binary, gtest filter ("-": a plain program), VAR=value settings f
   if [ $rc = 0 ] && grep -q "^\[  SKIPPED \]" "$log"; then rc=skip; fi
   rm -f "$log.running"
   # flock: lines and logs of jobs that end together must not interleave.
-  if [ "$rc" = 0 ] || [ "$rc" = cpu ]; then flock "$summary" bash -c 'echo "$1" >> "$2"' _ "$(sha256sum < "$bin" | cut -c1-12).$helpers_key $line" "$clean"; fi
+  if [ "$rc" = 0 ] || [ "$rc" = cpu ]; then flock "$summary" bash -c 'echo "$1" >> "$2"' _ "$key $line" "$clean"; fi
   flock "$summary" bash -c 'printf "%-4s %5ss gpu %-3s %-100s %s\n" "$1" "$2" "$3" "$4" "$5" >> "$6";
     { echo "=== $4 (rc $1)"; cat "$7"; } >> "$8"' _ "$rc" "$(( $(date +%s) - start ))" "$gpu" \
     "$line${extra[*]:+ (${extra[*]})}" "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
     "$summary" "$log" "$logs"
 }
 export -f run_one
-export tool limit work summary logs gpus all_gpus clean helpers_key
+export tool limit work summary logs gpus all_gpus clean
 # In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
 # timeout leads a process group of its own, and at the deadline signals all of it: xargs, the
 # runners and their tools. Killing that group (and only it) afterwards also ends anything that
