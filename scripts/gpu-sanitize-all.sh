@@ -19,15 +19,16 @@
 #       times); EveryVariant launches every variant anyway.
 #   SANITIZE_EXCLUDE=<regex>          leave more jobs out.
 #   SANITIZE_ORDER=reverse            quick jobs first.
-#   SANITIZE_GPUS=<n>                 GPUs to spread over (default: all that nvidia-smi lists);
+#   SANITIZE_GPUS=<n>                 GPUs to spread over (default: those CUDA_VISIBLE_DEVICES
+#       names, else all that nvidia-smi lists);
 #       job slot s runs on GPU s % n, except jobs matching SANITIZE_ALL_GPUS (default
 #       'AnotherDevice'), which see every GPU.
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
 #   SANITIZE_LARGE_SHARDS=<n>         shards of each large EveryVariant shape (default: the above);
 #       more of them make shorter jobs, which a device call's deadline cuts off less often.
 #   SANITIZE_TAG=<word>               name the files sanitize-all-<tool>-<word>-*: two runs of one
-#       tool beside each other (one per GPU, each with CUDA_VISIBLE_DEVICES and SANITIZE_GPUS=1,
-#       and a regex that splits the jobs between them).
+#       tool beside each other (one per GPU, each with its CUDA_VISIBLE_DEVICES, and a regex that
+#       splits the jobs between them).
 #   SANITIZE_DONE=<file>              skip the jobs listed in an earlier call's
 #       $OUT/sanitize-all-<tool>-clean.txt: copy that file into the repository (an untracked file
 #       travels) and pass its path, to spread one suite over several device calls. Each clean job
@@ -48,7 +49,11 @@ work=$(mktemp -d)
 # Named from where the script was started; made absolute before the cd below.
 if [ -n "${SANITIZE_DONE:-}" ]; then SANITIZE_DONE=$(realpath -- "$SANITIZE_DONE"); fi
 cd /work/main/build
-gpus=${SANITIZE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+# The GPUs the jobs may use, comma-separated: those CUDA_VISIBLE_DEVICES names (nvidia-smi does not
+# heed it, and a job's own CUDA_VISIBLE_DEVICES below would override it), else every GPU.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then visible=$CUDA_VISIBLE_DEVICES
+else visible=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | paste -sd, -); fi
+gpus=${SANITIZE_GPUS:-$(echo "$visible" | tr , '\n' | grep -c .)}
 [ "${gpus:-0}" -ge 1 ] 2>/dev/null || gpus=1
 all_gpus=${SANITIZE_ALL_GPUS:-AnotherDevice}
 
@@ -123,7 +128,8 @@ mv "$clean.tmp" "$clean"
 logs="$report.log"
 {
   echo "# compute-sanitizer --tool $tool, $(date -u '+%F %T') UTC, $(cat SOURCE 2>/dev/null || echo 'source unknown: no SOURCE file in the build')"
-  nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | sed 's/^/# GPU /'
+  nvidia-smi ${CUDA_VISIBLE_DEVICES:+-i "$CUDA_VISIBLE_DEVICES"} --query-gpu=index,name,driver_version \
+    --format=csv,noheader | sed 's/^/# GPU /'
 } > "$summary"
 : > "$logs"
 run_one() {  # key, binary, gtest filter ("-": a plain program), VAR=value settings for this job
@@ -138,9 +144,11 @@ run_one() {  # key, binary, gtest filter ("-": a plain program), VAR=value setti
   if [ -n "${SANITIZE_TUNE_OFF_EXCEPT:-}" ] && ! echo "$line" | grep -Eq "$SANITIZE_TUNE_OFF_EXCEPT"; then
     extra+=(TILEMM_TUNE=off)
   fi
-  local gpu=all
+  local gpu=${CUDA_VISIBLE_DEVICES:-all}
   if [ "$gpus" -gt 1 ] && ! echo "$line" | grep -Eq "$all_gpus"; then
-    gpu=$(( SANITIZE_SLOT % gpus ))
+    # The slot's entry of the visible list; its index when SANITIZE_GPUS asks for more GPUs.
+    gpu=$(echo "$visible" | cut -d, -f$(( SANITIZE_SLOT % gpus + 1 )))
+    [ -n "$gpu" ] || gpu=$(( SANITIZE_SLOT % gpus ))
     extra+=(CUDA_VISIBLE_DEVICES=$gpu)
   fi
   env "${settings[@]}" "${extra[@]}" TILEMM_CACHE="$work/cache-$$-$RANDOM.db" timeout "$limit" \
@@ -160,7 +168,7 @@ run_one() {  # key, binary, gtest filter ("-": a plain program), VAR=value setti
     "$summary" "$log" "$logs"
 }
 export -f run_one
-export tool limit work summary logs gpus all_gpus clean
+export tool limit work summary logs gpus visible all_gpus clean
 # In list order: the costly jobs (EveryVariant's large shapes, tuning, large problems) first.
 # timeout leads a process group of its own, and at the deadline signals all of it: xargs, the
 # runners and their tools. Killing that group (and only it) afterwards also ends anything that
