@@ -21,8 +21,8 @@
 #   SANITIZE_ORDER=reverse            quick jobs first.
 #   SANITIZE_GPUS=<n>                 GPUs to spread over (default: those CUDA_VISIBLE_DEVICES
 #       names, else all that nvidia-smi lists);
-#       job slot s runs on GPU s % n, except jobs matching SANITIZE_ALL_GPUS (default
-#       'AnotherDevice'), which see every GPU.
+#       job slot s runs on the (s % n)-th of them, except jobs matching SANITIZE_ALL_GPUS
+#       (default 'AnotherDevice'), which see every GPU the run may use.
 #   SANITIZE_EVERYVARIANT_SHARDS=<n>  (default 8).
 #   SANITIZE_LARGE_SHARDS=<n>         shards of each large EveryVariant shape (default: the above);
 #       more of them make shorter jobs, which a device call's deadline cuts off less often.
