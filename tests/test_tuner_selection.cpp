@@ -150,6 +150,7 @@ TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
                         settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
   EXPECT_EQ(out.winner, "tiled_t8_p0");
   EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::pruned);
+  EXPECT_EQ(find(out, "tiled_t16_p0").reason, "warm-up median above 3x the best so far");
   EXPECT_EQ(find(out, "tiled_t32_p0").status, CandidateStatus::ok);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -110,6 +111,13 @@ void prune_needless_workspaces(std::vector<Pending>& pending, const DeviceInfo& 
   }
 }
 
+// "3", "2.5": std::to_string would print "3.000000".
+std::string factor_text(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", factor);
+  return text;
+}
+
 }  // namespace
 
 void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
@@ -129,7 +137,7 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
     result.stats = timing.stats;
     if (timing.pruned) {
       result.status = CandidateStatus::pruned;
-      result.reason = "warm-up median above " + std::to_string(settings.prune_factor) +
+      result.reason = "warm-up median above " + factor_text(settings.prune_factor) +
                       "x the best so far";
       return;
     }
