@@ -247,14 +247,23 @@ class Dispatcher {
     }
   }
 
-  // Whether an entry's winner is a variant this build knows and that can run the problem.
-  static bool usable(const cache::StoredEntry& e, const DeviceInfo& device, const Problem& problem) {
-    if (const auto rows = detail::parse_row_split(e.winner)) return detail::row_split_fits(*rows, problem);
+  // Why a winner's name cannot serve `problem` here, empty when it can: a row-split plan must
+  // split the rows in two, a variant must be one this build knows and can_run() must pass.
+  static std::string why_unusable(const std::string& winner, const DeviceInfo& device,
+                                  const Problem& problem) {
+    if (const auto rows = detail::parse_row_split(winner))
+      return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";
     try {
-      return can_run(parse_variant(e.winner), device, problem).ok;
-    } catch (const InvalidArgument&) {
-      return false;
+      if (const Verdict verdict = can_run(parse_variant(winner), device, problem); !verdict)
+        return "it cannot run here: " + verdict.reason;
+    } catch (const InvalidArgument& e) {
+      return std::string("it is unknown to this build: ") + e.what();
     }
+    return "";
+  }
+
+  static bool usable(const cache::StoredEntry& e, const DeviceInfo& device, const Problem& problem) {
+    return why_unusable(e.winner, device, problem).empty();
   }
 
   // The winner of a fresh cache entry, if it names a variant this build knows and that can run
@@ -262,19 +271,7 @@ class Dispatcher {
   std::optional<std::string> cached_winner(const DeviceInfo& device, const Problem& problem) {
     const auto entry = fresh_entry(device, problem);
     if (!entry) return std::nullopt;
-    // Why the winner cannot serve this problem here; empty when it can.
-    std::string unusable;
-    if (const auto rows = detail::parse_row_split(entry->winner)) {
-      if (!detail::row_split_fits(*rows, problem)) unusable = "it does not split the rows in two";
-    } else {
-      try {
-        if (const Verdict verdict = can_run(parse_variant(entry->winner), device, problem); !verdict)
-          unusable = "it cannot run here: " + verdict.reason;
-      } catch (const InvalidArgument& e) {
-        unusable = std::string("it is unknown to this build: ") + e.what();
-      }
-    }
-    if (!unusable.empty()) {
+    if (const std::string unusable = why_unusable(entry->winner, device, problem); !unusable.empty()) {
       log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
                               " is ignored: " + unusable);
       return std::nullopt;
@@ -498,10 +495,7 @@ class Dispatcher {
         // The parts' winners: the whole reason when it is ok, appended to any other.
         c.reason = c.reason.empty() ? parts : c.reason + " (" + parts + ")";
       } catch (const std::exception& e) {  // tuning or loading a part failed
-        c.status = CandidateStatus::launch_error;
-        c.reason = e.what();
-        if (const auto end = c.reason.find('\n'); end != std::string::npos) c.reason.resize(end);
-        if (settings.on_launch_failure) settings.on_launch_failure(c.variant, c.reason);
+        tuner::record_launch_error(c, settings, e.what());
       }
       outcome.candidates.push_back(std::move(c));
     }

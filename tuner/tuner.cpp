@@ -143,10 +143,15 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
     }
     best_ms = std::min(best_ms, timing.stats.median_ms);
   } catch (const std::exception& e) {
-    result.status = CandidateStatus::launch_error;
-    result.reason = first_line(e.what());
-    if (settings.on_launch_failure) settings.on_launch_failure(result.variant, result.reason);
+    record_launch_error(result, settings, e.what());
   }
+}
+
+void record_launch_error(CandidateResult& result, const TuneSettings& settings,
+                         const std::string& what) {
+  result.status = CandidateStatus::launch_error;
+  result.reason = first_line(what);
+  if (settings.on_launch_failure) settings.on_launch_failure(result.variant, result.reason);
 }
 
 double rank_candidates(std::vector<CandidateResult>& candidates) {

@@ -52,6 +52,11 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
                        const std::function<CheckResult()>& verify,
                        const std::function<TimingResult(double give_up_ms)>& time);
 
+// Records a candidate that threw as a launch error: the first line of `what` is its reason, and
+// settings.on_launch_failure hears of it.
+void record_launch_error(CandidateResult& result, const TuneSettings& settings,
+                         const std::string& what);
+
 // Sorts `candidates` (ok by ascending median, ties by name; then every failure by name) and
 // returns the margin of the first over the second ok candidate: runner-up median / winner
 // median - 1, 0 when there is no runner-up. Throws tilemm::Error when none is ok.
