@@ -465,9 +465,7 @@ class Dispatcher {
     for (const std::int64_t rows : heights) {
       CandidateResult c;
       c.variant = detail::row_split_name(rows);
-      if (const auto skipped = settings.skip.find(c.variant); skipped != settings.skip.end()) {
-        c.status = CandidateStatus::launch_error;
-        c.reason = skipped->second;
+      if (tuner::record_skip(c, settings)) {
         outcome.candidates.push_back(std::move(c));
         continue;
       }

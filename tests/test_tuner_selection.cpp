@@ -154,6 +154,28 @@ TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
   EXPECT_EQ(find(out, "tiled_t32_p0").status, CandidateStatus::ok);
 }
 
+// A candidate that failed in an earlier tuning worker (tilemm-tune's watchdog) is neither compiled
+// nor timed again: it is a launch error with the earlier failure as its reason.
+TEST(TunerSelection, SkippedCandidatesKeepTheirEarlierFailure) {
+  FakeBench bench;
+  CompileLog compiled;
+  TuneSettings s = settings_for({"tiled_t8_p0", "tiled_t16_p0"});
+  s.compile = compiled.recorder();
+  s.skip = {{"tiled_t8_p0", "crashed the worker process (killed by signal Segmentation fault)"}};
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, s);
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  EXPECT_EQ(find(out, "tiled_t8_p0").status, CandidateStatus::launch_error);
+  EXPECT_EQ(find(out, "tiled_t8_p0").reason, s.skip.at("tiled_t8_p0"));
+  EXPECT_EQ(compiled.names, std::vector<std::string>{"tiled_t16_p0"});
+  EXPECT_EQ(bench.timed, std::vector<std::string>{"tiled_t16_p0"});
+
+  CandidateResult other;
+  other.variant = "tiled_t16_p0";
+  EXPECT_FALSE(record_skip(other, s));
+  EXPECT_EQ(other.status, CandidateStatus::ok);
+  EXPECT_TRUE(other.reason.empty());
+}
+
 TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   // 512 x 512: 256 x 128 tiles give 8 blocks for 132 SMs, 32 x 32 tiles give 256.
   FakeBench bench;

@@ -147,6 +147,14 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
   }
 }
 
+bool record_skip(CandidateResult& result, const TuneSettings& settings) {
+  const auto skipped = settings.skip.find(result.variant);
+  if (skipped == settings.skip.end()) return false;
+  result.status = CandidateStatus::launch_error;
+  result.reason = skipped->second;
+  return true;
+}
+
 void record_launch_error(CandidateResult& result, const TuneSettings& settings,
                          const std::string& what) {
   result.status = CandidateStatus::launch_error;
@@ -186,9 +194,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   for (const auto& v : space) {
     CandidateResult r;
     r.variant = variant_name(v);
-    if (const auto skipped = settings.skip.find(r.variant); skipped != settings.skip.end()) {
-      r.status = CandidateStatus::launch_error;
-      r.reason = skipped->second;
+    if (record_skip(r, settings)) {
       rejected.push_back(std::move(r));
     } else if (const Verdict verdict = can_run(v, device, problem); !verdict) {
       r.status = CandidateStatus::cannot_run;

@@ -52,6 +52,10 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
                        const std::function<CheckResult()>& verify,
                        const std::function<TimingResult(double give_up_ms)>& time);
 
+// A candidate named in settings.skip (it failed in an earlier tuning worker): records it as a
+// launch error with that failure as its reason and returns true; false for any other candidate.
+bool record_skip(CandidateResult& result, const TuneSettings& settings);
+
 // Records a candidate that threw as a launch error: the first line of `what` is its reason, and
 // settings.on_launch_failure hears of it.
 void record_launch_error(CandidateResult& result, const TuneSettings& settings,
