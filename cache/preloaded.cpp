@@ -26,6 +26,11 @@ const std::vector<StoredEntry>& preloaded_entries() {
   return all;
 }
 
+bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
+                       const std::string& template_hash) {
+  return e.versions.template_hash == template_hash && (e.device_key == device_key || e.arch == arch);
+}
+
 std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
                                           const std::string& device_key, const std::string& arch,
                                           std::int64_t M, std::int64_t N, std::int64_t K,
@@ -34,10 +39,10 @@ std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entrie
   const StoredEntry* same_arch = nullptr;
   for (const auto& e : entries) {
     if (e.M != M || e.N != N || e.K != K || e.problem_class != problem_class ||
-        e.versions.template_hash != template_hash)
+        !preloaded_applies(e, device_key, arch, template_hash))
       continue;
     if (e.device_key == device_key) return e;
-    if (e.arch == arch && same_arch == nullptr) same_arch = &e;
+    if (same_arch == nullptr) same_arch = &e;
   }
   if (same_arch != nullptr) return *same_arch;
   return std::nullopt;

@@ -516,14 +516,9 @@ class Dispatcher {
       const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                        std::fabs(std::log(double(e.N) / double(problem.N))) +
                        std::fabs(std::log(double(e.K) / double(problem.K)));
-      if (d >= best_distance) return;
-      std::optional<Variant> v;
-      try {
-        if (!detail::parse_row_split(e.winner)) v = parse_variant(e.winner);
-      } catch (const InvalidArgument&) {
-      }
-      if (!v || !can_run(*v, device, problem)) return;
-      best = *v;
+      if (d >= best_distance || detail::parse_row_split(e.winner) || !usable(e, device, problem))
+        return;
+      best = parse_variant(e.winner);
       best_source = source;
       best_distance = d;
     };
@@ -539,8 +534,7 @@ class Dispatcher {
     // The shipped results of this device model or architecture count as tuned shapes too: with
     // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
     for (const auto& e : cache::preloaded_entries())
-      if (e.versions.template_hash == detail::templates_hash() &&
-          (e.device_key == device.model_key() || e.arch == device.arch()))
+      if (cache::preloaded_applies(e, device.model_key(), device.arch(), detail::templates_hash()))
         consider(e, "preloaded cache");
     if (best) {
       log(LogLevel::info, "tuning is off: " + describe(problem) + " uses the nearest tuned shape's " +

@@ -171,6 +171,15 @@ TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
   EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", "ffffffffffffffff"));
 }
 
+TEST(Preloaded, AnEntryAppliesToItsModelOrArchitectureFromTheSameTemplates) {
+  const std::string hash = "00112233aabbccdd";
+  const auto h100 = entry("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
+  EXPECT_TRUE(preloaded_applies(h100, "NVIDIA H100|sm_90|132sm|81559MiB", "sm_90", hash));
+  EXPECT_TRUE(preloaded_applies(h100, kH200, "sm_90", hash));  // same architecture
+  EXPECT_FALSE(preloaded_applies(h100, "NVIDIA L4|sm_89|58sm|22478MiB", "sm_89", hash));
+  EXPECT_FALSE(preloaded_applies(h100, "NVIDIA H100|sm_90|132sm|81559MiB", "sm_90", "ffffffffffffffff"));
+}
+
 TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
   // Every shipped file is valid (an invalid one would be skipped with a warning): the H200 file
   // holds the standard shape set, made from this build's templates.
