@@ -3,8 +3,10 @@
 #include <optional>
 #include <string>
 
+#include "dimension_check.hpp"
 #include "family_registry.hpp"
 #include "launch.hpp"
+#include "layout_reduction.hpp"
 #include "stream_check.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/blas.hpp"
@@ -18,15 +20,6 @@ struct Stored {
   const float* data;
   std::int64_t rows, cols, ld;
 };
-
-// How the stored matrix of a logical r x c operand looks: row-major and not transposed it is
-// r x c; transposed, or column-major (whose row-major view is the transpose), it is c x r; both
-// at once cancel out.
-Stored stored_shape(Layout layout, Op op, const float* data, std::int64_t r, std::int64_t c,
-                    std::int64_t ld) {
-  const bool flipped = (layout == Layout::column_major) != (op == Op::transpose);
-  return flipped ? Stored{data, c, r, ld} : Stored{data, r, c, ld};
-}
 
 void check_ld(const char* name, std::int64_t ld, std::int64_t row_length, const char* what) {
   const std::int64_t minimum = std::max<std::int64_t>(1, row_length);
@@ -49,12 +42,15 @@ Stored row_major_copy(const DeviceInfo& device, const Stored& stored,
 }
 
 struct Normalized {
-  // The row-major problem C' = A' B' (+ beta C') that the call is.
-  std::int64_t M, N, K;
-  Stored a, b;  // a: M x K as stored (maybe transposed), b: K x N likewise
-  bool a_transposed, b_transposed;
-  bool swapped;  // column-major: a is the caller's B, b the caller's A
+  detail::RowMajorReduction reduction;  // what the call is as a row-major problem
+  Stored a, b;                          // A' and B' as stored (maybe transposed)
 };
+
+Stored stored_operand(const detail::ReducedOperand& operand, const float* A, std::int64_t lda,
+                      const float* B, std::int64_t ldb) {
+  const bool is_a = operand.source == detail::CallerOperand::a;
+  return {is_a ? A : B, operand.stored.rows, operand.stored.cols, is_a ? lda : ldb};
+}
 
 // Validates a call and reduces it to a row-major problem with possibly transposed operands.
 Normalized normalize(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
@@ -65,43 +61,41 @@ Normalized normalize(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64
   if ((op_a != Op::none && op_a != Op::transpose) || (op_b != Op::none && op_b != Op::transpose))
     throw InvalidArgument(op_a != Op::none && op_a != Op::transpose ? "op_a" : "op_b",
                           "must be none or transpose");
-  constexpr std::int64_t kMax = 2147483647;
-  for (auto [name, v] : {std::pair<const char*, std::int64_t>{"M", M}, {"N", N}, {"K", K}}) {
-    if (v < 0) throw InvalidArgument(name, "must be >= 0, got " + std::to_string(v));
-    if (v > kMax)  // checked here, before a column-major call swaps M and N
-      throw InvalidArgument(name, "is " + std::to_string(v) + ", above " + std::to_string(kMax) +
-                                      ", the largest dimension tilemm supports");
-  }
-  const Stored a = stored_shape(layout, op_a, A, M, K, lda);
-  const Stored b = stored_shape(layout, op_b, B, K, N, ldb);
-  check_ld("lda", lda, a.cols, "the stored length of A's rows or columns for this layout and op");
-  check_ld("ldb", ldb, b.cols, "the stored length of B's rows or columns for this layout and op");
-  check_ld("ldc", ldc, layout == Layout::row_major ? N : M, "the stored length of C's rows or columns");
-  if (layout == Layout::row_major)
-    return {M, N, K, a, b, a.rows != M, b.rows != K, false};
-  // Column-major C (M x N) is row-major C^T (N x M) = op(B)^T op(A)^T.
-  return {N, M, K, b, a, b.rows != N, a.rows != K, true};
+  // Checked on the caller's names, before a column-major call swaps M and N.
+  detail::check_dimension("M", M);
+  detail::check_dimension("N", N);
+  detail::check_dimension("K", K);
+  check_ld("lda", lda, detail::stored_view(layout, op_a, M, K).cols,
+           "the stored length of A's rows or columns for this layout and op");
+  check_ld("ldb", ldb, detail::stored_view(layout, op_b, K, N).cols,
+           "the stored length of B's rows or columns for this layout and op");
+  check_ld("ldc", ldc, detail::stored_view(layout, Op::none, M, N).cols,
+           "the stored length of C's rows or columns");
+  const detail::RowMajorReduction r = detail::reduce_to_row_major(layout, op_a, op_b, M, N, K);
+  return {r, stored_operand(r.a, A, lda, B, ldb), stored_operand(r.b, A, lda, B, ldb)};
 }
 
 // What gemm(GemmArgs) would reject, checked before any transpose is launched.
 void check_before_launch(const Normalized& p, const float* C) {
-  if (p.M > 0 && p.N > 0) {
+  const detail::RowMajorReduction& r = p.reduction;
+  if (r.M > 0 && r.N > 0) {
     if (C == nullptr) throw InvalidArgument("C", "is null but M and N are nonzero");
-    if (p.K > 0 && (p.a.data == nullptr || p.b.data == nullptr)) {
-      // Name the caller's argument: after a column-major swap, a holds B.
-      const bool a_is_callers_a = !p.swapped;
-      const bool a_null = p.a.data == nullptr;
-      throw InvalidArgument(a_null == a_is_callers_a ? "A" : "B", "is null but M, N and K are nonzero");
+    if (r.K > 0 && (p.a.data == nullptr || p.b.data == nullptr)) {
+      // Name the caller's argument: after a column-major swap, A' holds B.
+      const detail::ReducedOperand& null_one = p.a.data == nullptr ? r.a : r.b;
+      throw InvalidArgument(null_one.source == detail::CallerOperand::a ? "A" : "B",
+                            "is null but M, N and K are nonzero");
     }
   }
 }
 
 void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_t ldc,
              cudaStream_t stream, const Options& options) {
+  const detail::RowMajorReduction& r = p.reduction;
   GemmArgs args;
-  args.M = p.M;
-  args.N = p.N;
-  args.K = p.K;
+  args.M = r.M;
+  args.N = r.N;
+  args.K = r.K;
   args.alpha = alpha;
   args.beta = beta;
   args.C = C;
@@ -111,20 +105,20 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
   args.B = p.b.data;
   args.ldb = p.b.ld;
   check_before_launch(p, C);
-  const bool touches_ab = p.M > 0 && p.N > 0 && p.K > 0;
-  if (!touches_ab || (!p.a_transposed && !p.b_transposed)) {
+  const bool touches_ab = r.M > 0 && r.N > 0 && r.K > 0;
+  if (!touches_ab || (!r.a.copy_transposed && !r.b.copy_transposed)) {
     gemm(args, stream, options);
     return;
   }
   const DeviceInfo& device = current_device();
   detail::check_stream(stream, device);  // before the transposes are enqueued on it
   std::optional<detail::StreamWorkspace> a_copy, b_copy;
-  if (p.a_transposed) {
+  if (r.a.copy_transposed) {
     const Stored a = row_major_copy(device, p.a, a_copy, stream);  // M x K
     args.A = a.data;
     args.lda = a.ld;
   }
-  if (p.b_transposed) {
+  if (r.b.copy_transposed) {
     const Stored b = row_major_copy(device, p.b, b_copy, stream);  // K x N
     args.B = b.data;
     args.ldb = b.ld;
@@ -155,10 +149,11 @@ void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::
                          {"stride_b", stride_b}, {"stride_c", stride_c}})
     if (v < 0) throw InvalidArgument(name, "must be >= 0, got " + std::to_string(v));
   const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
-  if (batch_count == 0 || p.M == 0 || p.N == 0) return;
+  const detail::RowMajorReduction& r = p.reduction;
+  if (batch_count == 0 || r.M == 0 || r.N == 0) return;
   // The row-major view of one C spans (rows - 1) * ldc + cols elements; batches must not share
   // any, since different launches write them.
-  const std::int64_t c_span = (p.M - 1) * ldc + p.N;
+  const std::int64_t c_span = (r.M - 1) * ldc + r.N;
   if (batch_count > 1 && stride_c < c_span)
     throw InvalidArgument("stride_c", "is " + std::to_string(stride_c) + ", but one C spans " +
                                           std::to_string(c_span) +
@@ -167,8 +162,8 @@ void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::
     Normalized one = p;
     const float* a_i = A != nullptr ? A + i * stride_a : nullptr;
     const float* b_i = B != nullptr ? B + i * stride_b : nullptr;
-    one.a.data = p.swapped ? b_i : a_i;
-    one.b.data = p.swapped ? a_i : b_i;
+    one.a.data = r.a.source == detail::CallerOperand::a ? a_i : b_i;
+    one.b.data = r.b.source == detail::CallerOperand::a ? a_i : b_i;
     run_one(one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);
   }
 }

@@ -4,15 +4,15 @@
 #include <limits>
 #include <string>
 
+#include "dimension_check.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/gemm.hpp"
 
 namespace tilemm {
-namespace {
-
-constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
+namespace detail {
 
 void check_dimension(const char* name, std::int64_t value) {
+  constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
   if (value < 0)
     throw InvalidArgument(name, "must be >= 0, got " + std::to_string(value));
   if (value > kMaxDim)
@@ -20,6 +20,10 @@ void check_dimension(const char* name, std::int64_t value) {
                                     std::to_string(kMaxDim) + ", the largest dimension tilemm "
                                     "supports");
 }
+
+}  // namespace detail
+
+namespace {
 
 void check_leading(const char* name, std::int64_t ld, std::int64_t row_length, std::int64_t rows,
                    const char* matrix) {
@@ -48,9 +52,9 @@ Problem GemmArgs::problem() const {
 }
 
 void validate(const GemmArgs& a) {
-  check_dimension("M", a.M);
-  check_dimension("N", a.N);
-  check_dimension("K", a.K);
+  detail::check_dimension("M", a.M);
+  detail::check_dimension("N", a.N);
+  detail::check_dimension("K", a.K);
   check_leading("lda", a.lda, a.K, a.M, "A (M x K)");
   check_leading("ldb", a.ldb, a.N, a.K, "B (K x N)");
   check_leading("ldc", a.ldc, a.N, a.M, "C (M x N)");
