@@ -3,7 +3,8 @@
 #   P/include/tilemm/*.h, *.hpp         the public headers
 #   P/lib/libtilemm.a                   static (the code the in-tree binaries link)
 #   P/lib/libtilemm.so.X.Y.Z            shared, SONAME libtilemm.so.<SOVERSION>
-#   P/bin/tilemm-tune, tilemm-bench     the CLI and the benchmark against cuBLAS
+#   P/bin/tilemm-tune, tilemm-check,    the CLI, the differential check of the entry points
+#         tilemm-bench                  and the benchmark against cuBLAS
 #   P/share/tilemm/preloaded/*.json     the preloaded caches (already embedded in the library)
 #   P/lib/cmake/tilemm/                 the CMake package: tilemm::tilemm (shared by default),
 #                                       tilemm::tilemm_shared, tilemm::tilemm_static
@@ -19,7 +20,7 @@ set_target_properties(tilemm_shared PROPERTIES EXPORT_NAME tilemm_shared)
 
 # NVRTC, cuBLAS and the CUDA runtime libraries are outside the system's library path on many
 # machines: the installed binaries keep the directories they were linked from.
-set(TILEMM_INSTALLED_PROGRAMS tilemm-tune)
+set(TILEMM_INSTALLED_PROGRAMS tilemm-tune tilemm-check)
 if(TARGET tilemm-bench)
   list(APPEND TILEMM_INSTALLED_PROGRAMS tilemm-bench)
 endif()
