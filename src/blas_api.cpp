@@ -105,8 +105,17 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
   args.B = p.b.data;
   args.ldb = p.b.ld;
   check_before_launch(p, C);
-  const bool touches_ab = r.M > 0 && r.N > 0 && r.K > 0;
-  if (!touches_ab || (!r.a.copy_transposed && !r.b.copy_transposed)) {
+  if (r.M == 0 || r.N == 0 || r.K == 0) {
+    // Nothing reads A or B: M or N == 0 is a no-op, K == 0 is C = beta C. Their leading
+    // dimensions were checked against their own storage above; a transposed operand's would
+    // fail the row-major check of A' and B', which it is not stored as.
+    args.A = args.B = nullptr;
+    args.lda = std::max<std::int64_t>(1, r.K);
+    args.ldb = std::max<std::int64_t>(1, r.N);
+    gemm(args, stream, options);
+    return;
+  }
+  if (!r.a.copy_transposed && !r.b.copy_transposed) {
     gemm(args, stream, options);
     return;
   }

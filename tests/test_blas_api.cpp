@@ -57,6 +57,31 @@ TEST(BlasApiArguments, BadEnumsDimensionsPointersAndBatches) {
   EXPECT_EQ(batched(8, 6, 0), "<accepted>");  // nothing to do
 }
 
+// Empty problems read neither A nor B: a transposed operand's leading dimension is checked
+// against its own storage only (tilemm-check found these rejected as the row-major A' and B').
+TEST(BlasApiArguments, EmptyProblemsAcceptTheLeadingDimensionsOfTransposedOperands) {
+  auto call = [](Layout l, Op oa, Op ob, std::int64_t M, std::int64_t N, std::int64_t K,
+                 std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+    try {
+      gemm(l, oa, ob, M, N, K, 1.0f, dummy, lda, dummy, ldb, 0.5f, dummy, ldc);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::no_device) throw;  // K == 0 scales C: that needs a device
+    }
+    return std::string("<accepted>");
+  };
+  // Row-major A^T stored K x M = 639 x 0: lda >= 1 suffices (the row-major A' would need 639).
+  EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 0, 1, 639, 8, 3, 1), "<accepted>");
+  EXPECT_EQ(call(Layout::column_major, Op::none, Op::transpose, 0, 3, 1129, 9, 5, 3), "<accepted>");
+  EXPECT_EQ(call(Layout::column_major, Op::none, Op::transpose, 111, 0, 896, 114, 1, 111), "<accepted>");
+  // K == 0: B^T stored N x K = 640 x 0, ldb >= 1 (the row-major B' would need 640).
+  EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::transpose, 33, 640, 0, 48, 1, 640), "<accepted>");
+  EXPECT_EQ(call(Layout::column_major, Op::transpose, Op::transpose, 34, 93, 0, 1, 93, 51), "<accepted>");
+  // Still checked against their own storage.
+  EXPECT_NE(call(Layout::row_major, Op::transpose, Op::none, 0, 1, 639, 0, 3, 1), "<accepted>");
+}
+
 TEST(CApi, StatusesAndMessagesWithoutLaunching) {
   EXPECT_EQ(tilemmSgemm(TILEMM_ROW_MAJOR, TILEMM_OP_N, TILEMM_OP_N, 4, 5, 3, 1.0f, dummy, 2, dummy, 5, 0.0f, dummy, 5, nullptr),
             TILEMM_STATUS_INVALID_VALUE);
