@@ -9,6 +9,7 @@
 
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
+#include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
@@ -117,6 +118,22 @@ TEST(Compile, TemplatesAreEmbeddedWithTheirHash) {
     EXPECT_EQ(t.sha256.size(), 64u);
   }
   EXPECT_THROW(detail::find_template("missing.cu"), Error);
+}
+
+TEST(CompiledOnce, ASecondRequestOfAVariantInTheProcessRunsNoCompilation) {
+  const Variant v = parse_variant("naive");
+  const std::uint64_t before = detail::nvrtc_compile_count();
+  const detail::CompiledVariant first = detail::compile_variant_once(v, "sm_80");
+  EXPECT_EQ(detail::nvrtc_compile_count(), before + 1);
+  const detail::CompiledVariant again = detail::compile_variant_once(v, "sm_80");
+  EXPECT_EQ(detail::nvrtc_compile_count(), before + 1);
+  EXPECT_EQ(again.cubin, first.cubin);
+  EXPECT_EQ(again.name, first.name);
+  EXPECT_EQ(again.compile_ms, 0.0);  // nothing was compiled for it
+  // Another architecture is another binary.
+  const detail::CompiledVariant other = detail::compile_variant_once(v, "sm_90");
+  EXPECT_EQ(detail::nvrtc_compile_count(), before + 2);
+  EXPECT_NE(other.cubin, first.cubin);
 }
 
 }  // namespace

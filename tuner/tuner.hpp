@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/autotune.hpp"
 
@@ -25,7 +26,7 @@ struct TuneOutcome {
 };
 
 struct TuneSettings {
-  Compiler compile = detail::compile_variant;
+  Compiler compile = detail::compile_variant_once;  // NVRTC once per variant and process
   int compile_threads = 0;       // 0: one per hardware thread
   double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
   std::vector<Variant> space;    // empty: the whole variant_space()
