@@ -242,8 +242,8 @@ TEST(PrivateCreation, ANewCacheIsOwnerOnlyEvenWithAnOpenUmask) {
 }
 
 TEST(PrivateCreation, TheUmaskStillNarrowsWhatIsCreated) {
+  testing::TempDir dir;  // before the umask, which would narrow it too
   const ScopedUmask narrow(0277);  // not even the owner may write: the user's own choice
-  testing::TempDir dir;
   create_private_folders(dir.file("x"));
   EXPECT_EQ(mode_of(dir.file("x")), 0500u);
   create_private_file(dir.file("f"));
