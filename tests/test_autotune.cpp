@@ -235,9 +235,9 @@ TEST(Dispatch, ADamagedOrSwappedCachedCubinIsRecompiledAndReplaced) {
   for (const Damage damage : {Damage::garbage, Damage::another_kernel}) {
     SCOPED_TRACE(damage == Damage::garbage ? "garbage bytes" : "another variant's CUBIN");
     {
-      cache::Database cache(db);
+      cache::Database file(db);
       std::vector<std::string> variants;
-      cache::Statement rows(cache, "SELECT variant FROM cubins");
+      cache::Statement rows(file, "SELECT variant FROM cubins");
       while (rows.step()) variants.push_back(rows.text(0));
       ASSERT_FALSE(variants.empty());
       for (const auto& variant : variants) {
@@ -246,7 +246,7 @@ TEST(Dispatch, ADamagedOrSwappedCachedCubinIsRecompiledAndReplaced) {
           const Variant donor = variant == "naive" ? default_variant() : parse_variant("naive");
           image = detail::compile_variant(donor, arch).cubin;
         }
-        cache::Statement put(cache, "UPDATE cubins SET image=?1 WHERE variant=?2");
+        cache::Statement put(file, "UPDATE cubins SET image=?1 WHERE variant=?2");
         put.bind_blob(1, image).bind(2, variant).run();
       }
     }
@@ -256,6 +256,8 @@ TEST(Dispatch, ADamagedOrSwappedCachedCubinIsRecompiledAndReplaced) {
     EXPECT_EQ(child_count(repaired.output, "tunings"), 0) << repaired.output;
     EXPECT_GE(child_count(repaired.output, "compilations"), 1) << repaired.output;
     EXPECT_NE(repaired.output.find("unusable, recompiling"), std::string::npos) << repaired.output;
+    // The rejected image leaves no error for the application's next cudaGetLastError().
+    EXPECT_NE(repaired.output.find("last_error=cudaSuccess"), std::string::npos) << repaired.output;
     const auto next = dispatch_in_child(db, shape);  // exits 0 only if nothing compiled
     EXPECT_TRUE(next.exited_zero) << next.output;
   }
