@@ -1,5 +1,6 @@
 #include "sqlite_handle.hpp"
 
+#include "private_paths.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::cache {
@@ -17,6 +18,9 @@ namespace {
 }  // namespace
 
 Database::Database(const std::string& path, bool read_only) : path_(path) {
+  // SQLite would create a new file 0644 (less the umask); created here first, it is 0600.
+  const bool names_a_file = !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;
+  if (!read_only && names_a_file) create_private_file(path);
   const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                     SQLITE_OPEN_FULLMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);

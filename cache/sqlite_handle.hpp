@@ -28,8 +28,9 @@ class CacheBusy : public Error {
 
 class Database {
  public:
-  // Opens (creating if needed) the SQLite file at `path`; ":memory:" for a private one.
-  // Throws tilemm::Error (kind cache) with SQLite's reason.
+  // Opens (creating if needed) the SQLite file at `path`; ":memory:" for a private one. A file
+  // it creates is 0600 (private_paths.hpp); an existing one keeps its mode.
+  // Throws tilemm::Error (kind cache) with SQLite's reason, or why the file cannot be created.
   explicit Database(const std::string& path, bool read_only = false);
   ~Database();
   Database(const Database&) = delete;

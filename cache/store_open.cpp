@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "private_paths.hpp"
 #include "utc_time.hpp"
 
 namespace tilemm::cache {
@@ -14,7 +15,7 @@ namespace {
 // An exclusive flock on "<path>.lock" for the lifetime of the object.
 class FileLock {
  public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
   ~FileLock() {
@@ -29,8 +30,20 @@ class FileLock {
 };
 
 OpenedStore in_memory(const std::string& why) {
-  return {std::make_unique<TuningStore>(":memory:"), false,
-          why + "; tuning results are kept in memory for this process only"};
+  OpenedStore opened;
+  opened.store = std::make_unique<TuningStore>(":memory:");
+  opened.warning = why + "; tuning results are kept in memory for this process only";
+  return opened;
+}
+
+// Opens the file at `path`; throws like TuningStore's constructor.
+OpenedStore on_disk(const std::string& path, const std::string& warning = "") {
+  OpenedStore opened;
+  opened.store = std::make_unique<TuningStore>(path);
+  opened.persistent = true;
+  opened.warning = warning;
+  opened.code_trust = cache_trust(path);  // after opening: the -wal and -shm files exist now
+  return opened;
 }
 
 }  // namespace
@@ -39,18 +52,18 @@ OpenedStore open_store(const std::string& path) {
   namespace fs = std::filesystem;
   try {
     const auto parent = fs::path(path).parent_path();
-    if (!parent.empty()) fs::create_directories(parent);
+    if (!parent.empty()) create_private_folders(parent.string());
   } catch (const std::exception& e) {
     return in_memory("cannot create the folder of the cache '" + path + "' (" + e.what() + ")");
   }
   try {
-    return {std::make_unique<TuningStore>(path), true, ""};
+    return on_disk(path);
   } catch (const CacheCorrupt& first) {
     FileLock lock(path + ".lock");
     if (!lock.held()) return in_memory(std::string(first.what()) + ", and it cannot be locked to move it aside");
     try {
       // Another process may have replaced it while we waited for the lock.
-      return {std::make_unique<TuningStore>(path), true, ""};
+      return on_disk(path);
     } catch (const CacheCorrupt&) {
     } catch (const std::exception& e) {
       return in_memory(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
@@ -61,9 +74,8 @@ OpenedStore open_store(const std::string& path) {
     if (ec) return in_memory(std::string(first.what()) + "; moving it aside failed: " + ec.message());
     for (const char* suffix : {"-wal", "-shm"}) fs::remove(path + suffix, ec);  // belonged to the damaged file
     try {
-      return {std::make_unique<TuningStore>(path), true,
-              "the cache '" + path + "' was damaged (" + first.what() + "); moved it to '" + aside +
-                  "' and started a fresh one"};
+      return on_disk(path, "the cache '" + path + "' was damaged (" + first.what() + "); moved it to '" +
+                               aside + "' and started a fresh one");
     } catch (const std::exception& e) {
       return in_memory(std::string("cannot create a fresh cache at '") + path + "' (" + e.what() + ")");
     }

@@ -11,8 +11,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=cs
 head -1 /work/main/build/SOURCE
 cd /work/main/build || exit 1
 ctest --output-on-failure -j8 > "$out/ctest.log" 2>&1; echo "ctest rc=$?"
-export TILEMM_CACHE=/tmp/final.db  # empty: every shape comes from the preloaded file
-rm -f "$TILEMM_CACHE"*
+# Empty, so every shape comes from the preloaded file; in a private folder, so it is not shared.
+TILEMM_CACHE=$(mktemp -d)/final.db
+export TILEMM_CACHE
 timeout 200 ./bench/tilemm-bench --sizes 512,1000,1024,2048,3000,4096,4097,8192 --ms-per-case "${1:-150}" \
   --csv "$out/bench.csv" > "$out/bench.txt" 2>&1; echo "bench rc=$?"
 for tool in memcheck racecheck synccheck; do

@@ -7,8 +7,10 @@ set -uo pipefail
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 cd /work/main/build
-export TILEMM_CACHE=/tmp/tune-bench.db
-rm -f "$TILEMM_CACHE"*
+# In a private folder: directly in /tmp, which others can write, the cache would be shared and
+# its CUBINs never loaded (docs/cache-format.md#what-the-cache-trusts).
+TILEMM_CACHE=$(mktemp -d)/tune-bench.db
+export TILEMM_CACHE
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
 # The issue's tuning-time target is for these three, from an empty cache.
 start=$(date +%s%N)

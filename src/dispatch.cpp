@@ -225,6 +225,11 @@ class Dispatcher {
     if (store_) return *store_;
     cache::OpenedStore opened = cache::open_store(cache_path());
     if (!opened.warning.empty()) log(LogLevel::warn, opened.warning);
+    loads_stored_code_ = opened.code_trust.loads_stored_code;
+    if (!loads_stored_code_)
+      log(LogLevel::warn, "the cache '" + cache_path() + "' is shared (" + opened.code_trust.reason +
+                              "): its tuning results are used, but its stored kernels are not "
+                              "loaded; each is compiled in this process instead");
     store_ = std::move(opened.store);
     return *store_;
   }
@@ -313,7 +318,10 @@ class Dispatcher {
     {
       std::lock_guard<std::mutex> lock(store_mutex_);
       try {
-        if (auto image = store().find_cubin(device.arch(), device.nvrtc_version, hash, name))
+        // A shared cache's CUBIN may be anyone's code (cache_trust.hpp): compile it instead.
+        cache::TuningStore& s = store();
+        if (auto image = loads_stored_code_ ? s.find_cubin(device.arch(), device.nvrtc_version, hash, name)
+                                            : std::nullopt)
           return detail::load_kernel(device, v, *image);
       } catch (const Error& e) {
         log(LogLevel::warn, "cached CUBIN of " + name + " unusable, recompiling: " + e.what());
@@ -327,8 +335,10 @@ class Dispatcher {
   void save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled) {
     std::lock_guard<std::mutex> lock(store_mutex_);
     try {
-      store().put_cubin(device.arch(), device.nvrtc_version, compiled.template_hash, compiled.name,
-                        compiled.cubin);
+      // A shared cache gets no CUBINs: no process loads them from it.
+      if (cache::TuningStore& s = store(); loads_stored_code_)
+        s.put_cubin(device.arch(), device.nvrtc_version, compiled.template_hash, compiled.name,
+                    compiled.cubin);
     } catch (const Error& e) {
       log(LogLevel::warn, std::string("could not store a CUBIN: ") + e.what());
     }
@@ -554,6 +564,7 @@ class Dispatcher {
   std::map<ShapeKey, std::shared_ptr<std::mutex>> key_locks_;
   std::mutex store_mutex_;
   std::unique_ptr<cache::TuningStore> store_;
+  bool loads_stored_code_ = true;  // the opened store's code_trust (cache_trust.hpp)
 };
 
 void check_tunable(const Problem& p) {

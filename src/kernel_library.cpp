@@ -16,8 +16,14 @@ namespace {
 class Library {
  public:
   explicit Library(const std::vector<char>& image) {
-    TILEMM_CUDA(cudaLibraryLoadData(&library_, image.data(), nullptr, nullptr, 0, nullptr,
-                                    nullptr, 0));
+    const cudaError_t status =
+        cudaLibraryLoadData(&library_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (status != cudaSuccess) {
+      // A rejected image (a damaged cached CUBIN, which the caller recompiles) is not sticky:
+      // leave no error behind for the application's next cudaGetLastError().
+      (void)cudaGetLastError();
+      throw_cuda_error(status, "cudaLibraryLoadData");
+    }
   }
   ~Library() {
     if (library_ != nullptr) (void)cudaLibraryUnload(library_);
@@ -67,10 +73,12 @@ void install(Slot& slot, const DeviceInfo& device, const Variant& v,
   loaded->device = device.ordinal;
   auto get_kernel = [&](cudaKernel_t* out, const std::string& symbol) {
     const cudaError_t status = cudaLibraryGetKernel(out, library->get(), symbol.c_str());
-    if (status != cudaSuccess)
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky either, see Library
       throw Error(ErrorKind::cuda, "tilemm: cudaLibraryGetKernel('" + symbol +
                                        "') failed: " + cudaGetErrorString(status) +
                                        " (the CUBIN does not hold this variant's kernel)");
+    }
   };
   get_kernel(&loaded->kernel, name);
   if (loaded->family->k_splits(v) > 1 && !loaded->family->cluster_reduce)

@@ -1,10 +1,13 @@
 // Child process of test_autotune: dispatches the shapes given as arguments (MxNxK ...) through
 // tilemm::gemm with the cache named by TILEMM_CACHE, checks every result against the float64
 // reference, and exits 0 only if all were correct and nothing was compiled or tuned. With
-// --may-tune first, tuning and compiling are allowed (the counts are printed either way).
+// --may-tune first, tuning and compiling are allowed (the counts are printed either way). It
+// also prints the CUDA runtime's last error, which tilemm must leave clear after a good call.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include <cuda_runtime_api.h>
 
 #include "gemm_check.hpp"
 #include "tilemm/autotune.hpp"
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dispatch_child: %s\n", e.what());
     return 3;
   }
+  std::printf("last_error=%s\n", cudaGetErrorName(cudaGetLastError()));
   std::printf("compilations=%llu tunings=%llu\n",
               static_cast<unsigned long long>(tilemm::nvrtc_compilations()),
               static_cast<unsigned long long>(tilemm::tunings_run()));

@@ -1,13 +1,17 @@
 // Autotuning and dispatch end to end on the GPU, each test process with its own fresh cache.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "gemm_check.hpp"
 #include "kernel_sources.hpp"
+#include "nvrtc_compiler.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tuning_store.hpp"
@@ -155,6 +159,108 @@ TEST(Dispatch, TwoProcessesMissingTheSameShapeTuneItOnce) {
     outputs += output;
   }
   EXPECT_EQ(tunings, 1) << "processes that tuned 345x234x456:\n" << outputs;
+}
+
+// dispatch_child with a cache of its own at `cache`; `args` as dispatch_child takes them.
+ChildOutcome dispatch_in_child(const std::string& cache, const std::string& args) {
+  const std::string command =
+      "TILEMM_CACHE='" + cache + "' " + std::string(TILEMM_DISPATCH_CHILD) + " " + args + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"popen failed", false};
+  return finish_child(pipe);
+}
+
+// The number dispatch_child printed after "<counter>=", or -1.
+long long child_count(const std::string& output, const std::string& counter) {
+  const auto at = output.find(counter + "=");
+  return at == std::string::npos ? -1 : std::atoll(output.c_str() + at + counter.size() + 1);
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A cache that others can write may hold anyone's code: its results still serve, but the winner's
+// CUBIN is compiled in the process instead of loaded from it, and the process says why, once.
+TEST(Dispatch, ACacheOthersCanWriteServesItsResultsButCompilesTheKernel) {
+  TILEMM_REQUIRE_DEVICE();
+  testing::TempDir dir;  // mkdtemp: 0700, this user's
+  const std::string db = dir.file("tuning.db");
+  const std::string folder = std::filesystem::path(db).parent_path().string();
+  const std::string shape = "136x152x88";  // not preloaded, no row-split plan
+  const auto filled = dispatch_in_child(db, "--may-tune " + shape);
+  ASSERT_TRUE(filled.exited_zero) << filled.output;
+  // As tilemm created it, the cache is private: dispatch_child exits 0 only if nothing compiled.
+  const auto private_cache = dispatch_in_child(db, shape);
+  ASSERT_TRUE(private_cache.exited_zero) << private_cache.output;
+
+  struct Sharing {
+    std::string path;
+    mode_t shared, private_mode;
+    const char* reason;
+  };
+  for (const Sharing& s : {Sharing{db, 0664, 0600, "tuning.db' is writable by its group"},
+                           Sharing{folder, 0777, 0700, "' is writable by its group and by others"}}) {
+    SCOPED_TRACE(s.path);
+    ASSERT_EQ(chmod(s.path.c_str(), s.shared), 0);
+    const auto shared = dispatch_in_child(db, "--may-tune " + shape);
+    ASSERT_EQ(chmod(s.path.c_str(), s.private_mode), 0);
+    EXPECT_TRUE(shared.exited_zero) << shared.output;
+    EXPECT_NE(shared.output.find("shape " + shape + " wrong=0"), std::string::npos) << shared.output;
+    EXPECT_EQ(child_count(shared.output, "tunings"), 0) << shared.output;  // the result served
+    EXPECT_GE(child_count(shared.output, "compilations"), 1) << shared.output;  // the code did not
+    EXPECT_EQ(occurrences(shared.output, "is shared ("), 1u) << shared.output;
+    EXPECT_NE(shared.output.find(s.reason), std::string::npos) << shared.output;
+  }
+  // Private again: the CUBIN stored while it was private serves again.
+  const auto private_again = dispatch_in_child(db, shape);
+  EXPECT_TRUE(private_again.exited_zero) << private_again.output;
+}
+
+// A stored CUBIN that is damaged (garbage bytes) or holds another kernel (a valid CUBIN without
+// this variant's symbol) is not run: the call recompiles, warns, computes the right answer, and
+// the recompiled CUBIN replaces the bad one for the next process.
+TEST(Dispatch, ADamagedOrSwappedCachedCubinIsRecompiledAndReplaced) {
+  TILEMM_REQUIRE_DEVICE();
+  testing::TempDir dir;
+  const std::string db = dir.file("tuning.db");
+  const std::string shape = "120x136x104";  // not preloaded, no row-split plan
+  const auto filled = dispatch_in_child(db, "--may-tune " + shape);
+  ASSERT_TRUE(filled.exited_zero) << filled.output;
+  const std::string arch = current_device().arch();
+
+  enum class Damage { garbage, another_kernel };
+  for (const Damage damage : {Damage::garbage, Damage::another_kernel}) {
+    SCOPED_TRACE(damage == Damage::garbage ? "garbage bytes" : "another variant's CUBIN");
+    {
+      cache::Database file(db);
+      std::vector<std::string> variants;
+      cache::Statement rows(file, "SELECT variant FROM cubins");
+      while (rows.step()) variants.push_back(rows.text(0));
+      ASSERT_FALSE(variants.empty());
+      for (const auto& variant : variants) {
+        std::vector<char> image(4096, '\x5a');
+        if (damage == Damage::another_kernel) {
+          const Variant donor = variant == "naive" ? default_variant() : parse_variant("naive");
+          image = detail::compile_variant(donor, arch).cubin;
+        }
+        cache::Statement put(file, "UPDATE cubins SET image=?1 WHERE variant=?2");
+        put.bind_blob(1, image).bind(2, variant).run();
+      }
+    }
+    const auto repaired = dispatch_in_child(db, "--may-tune " + shape);
+    EXPECT_TRUE(repaired.exited_zero) << repaired.output;
+    EXPECT_NE(repaired.output.find("shape " + shape + " wrong=0"), std::string::npos) << repaired.output;
+    EXPECT_EQ(child_count(repaired.output, "tunings"), 0) << repaired.output;
+    EXPECT_GE(child_count(repaired.output, "compilations"), 1) << repaired.output;
+    EXPECT_NE(repaired.output.find("unusable, recompiling"), std::string::npos) << repaired.output;
+    // The rejected image leaves no error for the application's next cudaGetLastError().
+    EXPECT_NE(repaired.output.find("last_error=cudaSuccess"), std::string::npos) << repaired.output;
+    const auto next = dispatch_in_child(db, shape);  // exits 0 only if nothing compiled
+    EXPECT_TRUE(next.exited_zero) << next.output;
+  }
 }
 
 TEST(Dispatch, PolicyOffNeverTunesAndStaysCorrect) {

@@ -1,6 +1,7 @@
 // tilemm-tune on the CPU: argument parsing, exit codes, and the cache commands that need no GPU.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -215,6 +216,46 @@ TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
   const auto all = cache::TuningStore(db).list();
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kEach));
   for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 1u);
+}
+
+// A cache that others can write may hold anyone's CUBINs; --list says it is shared and why.
+TEST(TuneCliCache, ListSaysAGroupWritableCacheIsShared) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  {
+    cache::TuningStore store(db);
+    store.put(sample(32));
+  }
+  CliRun r = run({"--cache", db, "--list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("shared"), std::string::npos) << r.out;
+
+  ASSERT_EQ(::chmod(db.c_str(), 0660), 0);
+  r = run({"--cache", db, "--list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("shared cache: '"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("t.db' is writable by its group"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("32x32x32"), std::string::npos) << r.out;  // its results are still listed
+  struct stat st {};
+  ASSERT_EQ(::stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);  // listing changes no one's modes
+}
+
+TEST(TuneCliCache, ImportCreatesAnOwnerOnlyCacheWhateverTheUmask) {
+  testing::TempDir dir;
+  const std::string file = dir.file("in.json");
+  std::ofstream(file) << cache::entries_to_json({sample(64)});
+  const mode_t previous = ::umask(0);
+  const CliRun r = run({"--cache", dir.file("new/sub/t.db"), "--import", file});
+  ::umask(previous);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& [path, mode] : {std::pair<std::string, mode_t>{dir.file("new"), 0700},
+                                   {dir.file("new/sub"), 0700},
+                                   {dir.file("new/sub/t.db"), 0600}}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0) << path;
+    EXPECT_EQ(st.st_mode & 0777, mode) << path;
+  }
 }
 
 }  // namespace

@@ -18,8 +18,10 @@
 #include <sstream>
 #include <thread>
 
+#include "cache_trust.hpp"
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
+#include "private_paths.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
@@ -338,6 +340,9 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   if (std::filesystem::exists(path)) {
     cache::TuningStore store(path);
     entries = store.list(device_key);
+    if (const cache::CacheTrust trust = cache::cache_trust(path); !trust.loads_stored_code)
+      out << "shared cache: " << trust.reason << "; its results are used, but its stored kernels "
+          << "are not loaded (each process compiles its own)\n";
   } else {
     out << "no cache at " << path << " (nothing tuned yet)\n";
   }
@@ -388,7 +393,7 @@ int import_command(const std::string& path, const std::string& file, std::ostrea
   auto entries = cache::entries_from_json(text.str());  // validates everything first
   for (auto& e : entries) e.source = "imported";
   const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  if (!parent.empty()) cache::create_private_folders(parent.string());
   cache::TuningStore store(path);
   store.put_all(entries);  // one transaction: all or nothing
   out << "imported " << entries.size() << " entries from " << file << " into " << path << "\n";
