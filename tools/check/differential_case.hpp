@@ -41,7 +41,7 @@ struct CaseSpec {
 struct DrawLimits {
   std::int64_t max_dim = 1500;
   // Largest M * N * K * batch_count drawn: bounds the float64 reference's CPU time per case.
-  double max_work = 4e8;
+  double max_work = 1e8;
 };
 
 // The `index`-th case of the run seeded with `seed`. Shapes come from 1, 2, 3, primes, squares,
