@@ -102,6 +102,8 @@ class Reader {
     return x;
   }
 
+  bool has(const std::string& name) const { return value_.is_object() && value_.contains(name); }
+
   const json& array(const std::string& name) const {
     const json& v = field(name);
     if (!v.is_array()) fail(name, "must be an array");
@@ -186,7 +188,9 @@ StoredEntry read_entry(const Reader& r) {
   e.versions.nvrtc_version = static_cast<int>(r.integer("nvrtc_version", 1, 1000000));
   e.versions.driver_version = static_cast<int>(r.integer("driver_version", 1, 1000000));
   e.source = r.text("source", source_pattern, "one of tuned, imported, preloaded");
-  const json& candidates = r.array("candidates");
+  // Optional: an entry written by hand or by another tool may name just its winner.
+  static const json no_candidates = json::array();
+  const json& candidates = r.has("candidates") ? r.array("candidates") : no_candidates;
   std::set<std::string> seen;
   bool winner_listed = false;
   for (std::size_t i = 0; i < candidates.size(); ++i) {

@@ -217,5 +217,33 @@ TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
   for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 1u);
 }
 
+// An entry with just its winner (written by hand, or by another tool) imports; tilemm-tune lists
+// and exports it like any other.
+TEST(TuneCliCache, ImportAcceptsEntriesWithAndWithoutCandidates) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  auto doc = nlohmann::json::parse(cache::entries_to_json({sample(64), sample(96)}));
+  doc["entries"][0].erase("candidates");
+  const std::string file = dir.file("winners.json");
+  std::ofstream(file) << doc.dump();
+  CliRun r = run({"--cache", db, "--import", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 2 entries"), std::string::npos) << r.out;
+  const auto entries = cache::TuningStore(db).list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_TRUE(entries[0].candidates.empty());
+  EXPECT_EQ(entries[1].candidates.size(), 1u);
+
+  r = run({"--cache", db, "--list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("64x64x64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("96x96x96"), std::string::npos) << r.out;
+  r = run({"--cache", db, "--export", "-"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto exported = nlohmann::json::parse(r.out);
+  EXPECT_EQ(exported["entries"][0]["candidates"], nlohmann::json::array());
+  EXPECT_EQ(exported["entries"][1]["candidates"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace tilemm::cli

@@ -149,6 +149,31 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
     EXPECT_EQ(rejected_field(text), "document") << "'" << text << "'";
 }
 
+// An entry written by hand or by another tool may give just its winner: no candidates, or an
+// empty list. It imports, exports with an empty list and imports again.
+TEST(TuningJson, CandidatesMayBeOmittedOrEmpty) {
+  json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024), entry(kH200, 2048)}));
+  doc["entries"][0].erase("candidates");
+  doc["entries"][1]["candidates"] = json::array();
+  const auto read = entries_from_json(doc.dump());
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_TRUE(read[0].candidates.empty());
+  EXPECT_TRUE(read[1].candidates.empty());
+  EXPECT_EQ(read[2].candidates.size(), 2u);  // listed ones are still read
+  EXPECT_EQ(read[0].winner, "tiled_t32_p0");
+  const json again = json::parse(entries_to_json(read));
+  EXPECT_EQ(again["entries"][0]["candidates"], json::array());
+  const auto back = entries_from_json(again.dump());
+  for (std::size_t i = 0; i < read.size(); ++i)
+    testing::expect_same_entry(back[i], read[i], testing::CandidateOrder::same);
+
+  // Without candidates the winner is still checked on its own.
+  doc["entries"][0]["winner"] = "tiled_t64_p0";
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0].winner");
+  doc["entries"][0]["winner"] = "rowsplit_h512";  // m is 512: splits no row
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0].winner");
+}
+
 TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
   const std::string hash = "00112233aabbccdd";
   auto exact = entry(kH200, 512, "tiled_t16_p0");
