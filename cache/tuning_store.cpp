@@ -108,8 +108,11 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
     // A truncated or overwritten file can still have a readable first page.
     Statement check(db_, "PRAGMA quick_check");
     const std::string verdict = check.step() ? check.text(0) : "no answer";
-    if (verdict != "ok")
-      throw CacheCorrupt("tilemm: cache '" + path + "' failed SQLite's quick_check: " + verdict);
+    if (verdict != "ok") {
+      std::string reason = "failed SQLite's quick_check: " + verdict;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');  // its report may span lines
+      throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
+    }
   }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +

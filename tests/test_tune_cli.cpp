@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "preloaded.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/error.hpp"
 #include "tune_cli.hpp"
@@ -215,6 +217,104 @@ TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
   const auto all = cache::TuningStore(db).list();
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kEach));
   for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 1u);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> moved_aside(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().filename().string().find(".corrupt-") != std::string::npos) out.push_back(f.path().string());
+  return out;
+}
+
+// Two kinds of damage: a file that is not a database, and a database cut short.
+void damage(const std::string& db, bool truncated) {
+  if (!truncated) {
+    std::string noise(20000, '\0');
+    for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 7919 + 13) % 251);
+    std::ofstream(db, std::ios::binary) << noise;
+    return;
+  }
+  {
+    cache::TuningStore store(db);
+    std::vector<cache::StoredEntry> many;
+    for (int m = 1; m <= 400; ++m) many.push_back(sample(m));
+    store.put_all(many);
+  }
+  { cache::TuningStore checkpoint(db); }  // the last connection folds the WAL into the file
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+  std::filesystem::resize_file(db, std::filesystem::file_size(db) / 3);
+}
+
+// --list and --export leave a damaged cache where it is and say, in the same words, that it is
+// damaged and what the next writer will do; exit 3 tells a script their output lacks its entries.
+TEST(TuneCliCache, ListAndExportOfADamagedCacheSayWhatWillHappenAndLeaveIt) {
+  for (const bool truncated : {false, true}) {
+    SCOPED_TRACE(truncated ? "truncated database" : "random bytes");
+    testing::TempDir dir;
+    const std::string db = dir.file("tuning.db");
+    damage(db, truncated);
+    const std::string bytes = read_file(db);
+    const std::string will = "the cache '" + db + "' is damaged (";
+    const std::string then = "); the next tuning, gemm() call, --import or --clear will move it aside to '" +
+                             db + ".corrupt-<UTC time>' and start a fresh one";
+
+    CliRun r = run({"--cache", db, "--list"});
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: " + will, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(then + "; only the preloaded entries were listed"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("tilemm: SQLite"), std::string::npos) << r.err;  // the reason, not the call
+    // Still the preloaded entries, as without a cache.
+    const auto preloaded = cache::preloaded_entries().size();
+    ASSERT_GT(preloaded, 0u);
+    EXPECT_NE(r.out.find(std::to_string(preloaded) + " entries ("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("preloaded"), std::string::npos);
+
+    const std::string file = dir.file("earlier.json");
+    std::ofstream(file) << "an earlier export";
+    r = run({"--cache", db, "--export", file});
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: " + will, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(then + "; nothing was exported"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(file), "an earlier export");
+    r = run({"--cache", db, "--export", "-"});
+    EXPECT_EQ(r.code, 3);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+
+    EXPECT_EQ(read_file(db), bytes);  // untouched
+    EXPECT_TRUE(moved_aside(dir.file("")).empty());
+  }
+}
+
+// --clear and --import write, so they do what gemm() does: move the damaged file aside (kept for
+// inspection), start a fresh cache, say so, and carry on.
+TEST(TuneCliCache, ClearAndImportMoveADamagedCacheAsideAndCarryOn) {
+  testing::TempDir dir;
+  const std::string good = dir.file("good.json");
+  std::ofstream(good) << cache::entries_to_json({sample(64)});
+  for (const bool import : {false, true}) {
+    SCOPED_TRACE(import ? "--import" : "--clear");
+    const std::string db = dir.file(import ? "i/tuning.db" : "c/tuning.db");
+    std::filesystem::create_directories(std::filesystem::path(db).parent_path());
+    damage(db, false);
+    const std::string bytes = read_file(db);
+    const CliRun r = import ? run({"--cache", db, "--import", good}) : run({"--cache", db, "--clear"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("tilemm-tune: warning: the cache '" + db + "' was damaged (file is not a database); moved it to '" + db + ".corrupt-", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("' and started a fresh one"), std::string::npos) << r.err;
+    const auto aside = moved_aside(std::filesystem::path(db).parent_path().string());
+    ASSERT_EQ(aside.size(), 1u);
+    EXPECT_EQ(read_file(aside[0]), bytes);
+    EXPECT_EQ(cache::TuningStore(db).list().size(), import ? 1u : 0u);
+  }
 }
 
 // An entry with just its winner (written by hand, or by another tool) imports; tilemm-tune lists
