@@ -405,18 +405,31 @@ int export_command(const std::string& path, const std::string& device_key, const
   return kOk;
 }
 
-int import_command(const std::string& path, const std::string& file, std::ostream& out,
-                   std::ostream& err) {
+std::ifstream open_to_read(const std::string& file) {
   std::ifstream f(file, std::ios::binary);
   if (!f) throw Error(ErrorKind::cache, "cannot read '" + file + "'");
-  std::stringstream text;
-  text << f.rdbuf();
-  auto entries = cache::entries_from_json(text.str());  // validates everything first
-  for (auto& e : entries) e.source = "imported";
-  cache::OpenedStore opened = cache::open_persistent_store(path);  // a damaged file: moved aside
+  return f;
+}
+
+// Two streaming passes, so that memory does not grow with the file: the first validates all of
+// it, so that a bad file changes nothing (nor creates the cache); the second stores the entries
+// as it reads them, in one transaction that a bad entry (the file changed meanwhile) rolls back.
+int import_command(const std::string& path, const std::string& file, std::ostream& out,
+                   std::ostream& err) {
+  {
+    std::ifstream f = open_to_read(file);
+    cache::read_entries_json(f, [](cache::StoredEntry&&) {});
+  }
+  cache::OpenedStore opened = cache::open_persistent_store(path);
   if (!opened.warning.empty()) warn(err, opened.warning);
-  opened.store->put_all(entries);  // one transaction: all or nothing
-  out << "imported " << entries.size() << " entries from " << file << " into " << path << "\n";
+  cache::TuningStore::Writer writer(*opened.store);
+  std::ifstream f = open_to_read(file);
+  const std::size_t count = cache::read_entries_json(f, [&](cache::StoredEntry&& e) {
+    e.source = "imported";
+    writer.put(e);
+  });
+  writer.commit();
+  out << "imported " << count << " entries from " << file << " into " << path << "\n";
   return kOk;
 }
 
