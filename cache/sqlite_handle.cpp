@@ -11,7 +11,7 @@ namespace {
       "tilemm: SQLite " + what + " on '" + path + "' failed: " + sqlite3_errstr(rc);
   if (db != nullptr && sqlite3_errcode(db) == rc) message += " (" + std::string(sqlite3_errmsg(db)) + ")";
   const int primary = rc & 0xff;
-  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw CacheCorrupt(message);
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw CacheCorrupt(message, sqlite3_errstr(rc));
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) throw CacheBusy(message);
   throw Error(ErrorKind::cache, message);
 }
@@ -48,7 +48,8 @@ void Database::exec(const std::string& sql) {
     std::string message = "tilemm: SQLite '" + sql.substr(0, 80) + "' on '" + path_ +
                           "' failed: " + (error != nullptr ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
-    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) throw CacheCorrupt(message);
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+      throw CacheCorrupt(message, sqlite3_errstr(rc));
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw CacheBusy(message);
     throw Error(ErrorKind::cache, message);
   }

@@ -16,7 +16,14 @@ namespace tilemm::cache {
 // or a failed quick_check): the caller may move it aside and start a fresh one.
 class CacheCorrupt : public Error {
  public:
-  explicit CacheCorrupt(const std::string& message) : Error(ErrorKind::cache, message) {}
+  // `reason`: what is wrong with the file in a few words, for messages that name it already
+  // ("file is not a database"); what() is the full message.
+  CacheCorrupt(const std::string& message, std::string reason)
+      : Error(ErrorKind::cache, message), reason_(std::move(reason)) {}
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // Another connection held a lock for longer than the busy timeout allowed, or (for the few

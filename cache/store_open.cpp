@@ -46,41 +46,61 @@ OpenedStore on_disk(const std::string& path, const std::string& warning = "") {
   return opened;
 }
 
+// The one place that names a damaged file moved aside; the time tells several apart.
+std::string aside_path(const std::string& path, const std::string& utc_time) {
+  return path + ".corrupt-" + utc_time;
+}
+
 }  // namespace
 
+std::string damaged_cache_note(const std::string& path, const std::string& why) {
+  return "the cache '" + path + "' is damaged (" + why +
+         "); the next tuning, gemm() call, --import or --clear will move it aside to '" +
+         aside_path(path, "<UTC time>") + "' and start a fresh one";
+}
+
 OpenedStore open_store(const std::string& path) {
+  try {
+    return open_persistent_store(path);
+  } catch (const std::exception& e) {
+    return in_memory(e.what());
+  }
+}
+
+OpenedStore open_persistent_store(const std::string& path) {
   namespace fs = std::filesystem;
+  const auto cannot = [](const std::string& why) { return Error(ErrorKind::cache, why); };
   try {
     const auto parent = fs::path(path).parent_path();
     if (!parent.empty()) create_private_folders(parent.string());
   } catch (const std::exception& e) {
-    return in_memory("cannot create the folder of the cache '" + path + "' (" + e.what() + ")");
+    throw cannot("cannot create the folder of the cache '" + path + "' (" + e.what() + ")");
   }
   try {
     return on_disk(path);
   } catch (const CacheCorrupt& first) {
     FileLock lock(path + ".lock");
-    if (!lock.held()) return in_memory(std::string(first.what()) + ", and it cannot be locked to move it aside");
+    if (!lock.held()) throw cannot(std::string(first.what()) + ", and it cannot be locked to move it aside");
     try {
       // Another process may have replaced it while we waited for the lock.
       return on_disk(path);
     } catch (const CacheCorrupt&) {
     } catch (const std::exception& e) {
-      return in_memory(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
+      throw cannot(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
     }
-    const std::string aside = path + ".corrupt-" + detail::utc_now_text("%Y%m%dT%H%M%SZ");
+    const std::string aside = aside_path(path, detail::utc_now_text("%Y%m%dT%H%M%SZ"));
     std::error_code ec;
     fs::rename(path, aside, ec);
-    if (ec) return in_memory(std::string(first.what()) + "; moving it aside failed: " + ec.message());
+    if (ec) throw cannot(std::string(first.what()) + "; moving it aside failed: " + ec.message());
     for (const char* suffix : {"-wal", "-shm"}) fs::remove(path + suffix, ec);  // belonged to the damaged file
     try {
-      return on_disk(path, "the cache '" + path + "' was damaged (" + first.what() + "); moved it to '" +
-                               aside + "' and started a fresh one");
+      return on_disk(path, "the cache '" + path + "' was damaged (" + first.reason() +
+                               "); moved it to '" + aside + "' and started a fresh one");
     } catch (const std::exception& e) {
-      return in_memory(std::string("cannot create a fresh cache at '") + path + "' (" + e.what() + ")");
+      throw cannot(std::string("cannot create a fresh cache at '") + path + "' (" + e.what() + ")");
     }
   } catch (const std::exception& e) {
-    return in_memory(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
+    throw cannot(std::string("cannot use the cache '") + path + "' (" + e.what() + ")");
   }
 }
 

@@ -26,4 +26,14 @@ struct OpenedStore {
 // bad cache. Cost: opening SQLite (and a quick_check) plus a few stat() calls for code_trust.
 OpenedStore open_store(const std::string& path);
 
+// The same for a caller that must write to that very file (tilemm-tune --import, --clear): a
+// damaged file is moved aside as above (the warning says so), but where open_store would fall
+// back to memory this throws tilemm::Error (kind cache) saying why. The result is persistent.
+OpenedStore open_persistent_store(const std::string& path);
+
+// What every caller that finds `path` damaged but leaves it in place (tilemm-tune --list and
+// --export) tells the user, one line: that it is damaged, `why` (CacheCorrupt::reason()), and
+// that the next writer will move it aside and start a fresh one.
+std::string damaged_cache_note(const std::string& path, const std::string& why);
+
 }  // namespace tilemm::cache

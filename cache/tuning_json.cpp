@@ -1,7 +1,10 @@
 #include "tuning_json.hpp"
 
 #include <cmath>
+#include <istream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -75,11 +78,23 @@ class Reader {
   }
 
   std::string text(const std::string& name, const std::regex& pattern, const char* expected) const {
-    const json& v = field(name);
-    if (!v.is_string()) fail(name, std::string("must be a string (") + expected + ")");
-    const auto s = v.get<std::string>();
+    std::string s = string(name, expected);
     if (!std::regex_match(s, pattern)) fail(name, std::string("must be ") + expected + ", got \"" + s.substr(0, 80) + "\"");
     return s;
+  }
+
+  // Any text of at most `max_size` characters (a regex such as [\s\S]{0,4096} says the same,
+  // but costs microseconds per match, seconds over a large import).
+  std::string text(const std::string& name, std::size_t max_size, const char* expected) const {
+    std::string s = string(name, expected);
+    if (s.size() > max_size) fail(name, std::string("must be ") + expected + ", got \"" + s.substr(0, 80) + "\"");
+    return s;
+  }
+
+  std::string string(const std::string& name, const char* expected) const {
+    const json& v = field(name);
+    if (!v.is_string()) fail(name, std::string("must be a string (") + expected + ")");
+    return v.get<std::string>();
   }
 
   std::int64_t integer(const std::string& name, std::int64_t lo, std::int64_t hi) const {
@@ -102,6 +117,8 @@ class Reader {
     return x;
   }
 
+  bool has(const std::string& name) const { return value_.is_object() && value_.contains(name); }
+
   const json& array(const std::string& name) const {
     const json& v = field(name);
     if (!v.is_array()) fail(name, "must be an array");
@@ -117,10 +134,7 @@ class Reader {
   std::string path_;
 };
 
-const std::regex& any_text() {
-  static const std::regex r(R"([\s\S]{0,4096})");
-  return r;
-}
+constexpr std::size_t kMaxText = 4096;
 
 // A variant this build knows, or a row-split plan (src/row_split.hpp).
 void check_variant(const Reader& r, const std::string& field, const std::string& name) {
@@ -137,13 +151,13 @@ CandidateResult read_candidate(const Reader& r) {
   CandidateResult c;
   c.variant = r.text("variant", variant_pattern, "a variant name");
   check_variant(r, "variant", c.variant);
-  const std::string status = r.text("status", any_text(), "a status");
+  const std::string status = r.text("status", kMaxText, "a status");
   try {
     c.status = candidate_status_from_string(status);
   } catch (const InvalidArgument&) {
     r.fail("status", "must be one of ok, wrong_result, compile_error, launch_error, cannot_run, pruned; got \"" + status + "\"");
   }
-  c.reason = r.text("reason", any_text(), "text of at most 4096 characters");
+  c.reason = r.text("reason", kMaxText, "text of at most 4096 characters");
   const bool ok = c.status == CandidateStatus::ok;
   c.stats.median_ms = r.number("median_ms", 0.0, !ok);
   c.stats.min_ms = r.number("min_ms", 0.0, !ok);
@@ -173,7 +187,7 @@ StoredEntry read_entry(const Reader& r) {
   e.N = r.integer("n", 1, kMaxDim);
   e.K = r.integer("k", 1, kMaxDim);
   e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
-  e.winner = r.text("winner", any_text(), "a variant name");
+  e.winner = r.text("winner", kMaxText, "a variant name");
   check_variant(r, "winner", e.winner);
   if (const auto rows = detail::parse_row_split(e.winner); rows && *rows >= e.M)
     r.fail("winner", "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1");
@@ -186,7 +200,9 @@ StoredEntry read_entry(const Reader& r) {
   e.versions.nvrtc_version = static_cast<int>(r.integer("nvrtc_version", 1, 1000000));
   e.versions.driver_version = static_cast<int>(r.integer("driver_version", 1, 1000000));
   e.source = r.text("source", source_pattern, "one of tuned, imported, preloaded");
-  const json& candidates = r.array("candidates");
+  // Optional: an entry written by hand or by another tool may name just its winner.
+  static const json no_candidates = json::array();
+  const json& candidates = r.has("candidates") ? r.array("candidates") : no_candidates;
   std::set<std::string> seen;
   bool winner_listed = false;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -203,34 +219,229 @@ StoredEntry read_entry(const Reader& r) {
   return e;
 }
 
-}  // namespace
+// A JSON value built from SAX events: one entry, or one member of the document other than
+// "entries", so that memory holds one of them at a time however long the file is.
+class ValueBuilder {
+ public:
+  bool active() const { return active_; }
 
-std::vector<StoredEntry> entries_from_json(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
+  void begin() {
+    value_ = json();
+    stack_.clear();
+    active_ = true;
+  }
+  void key(std::string name) { key_ = std::move(name); }
+  // A scalar; true when it was the whole value.
+  bool scalar(json v) {
+    place(std::move(v));
+    return stack_.empty();
+  }
+  void open(json container) { stack_.push_back(place(std::move(container))); }
+  // Closes the innermost object or array; true when that completed the value.
+  bool close() {
+    stack_.pop_back();
+    return stack_.empty();
+  }
+  json take() {
+    active_ = false;
+    return std::move(value_);
+  }
+
+ private:
+  // Puts `v` where the parser is: the value itself, the next array element or the member named
+  // by the last key. Ancestors on the stack do not move when a child is added.
+  json* place(json v) {
+    if (stack_.empty()) {
+      value_ = std::move(v);
+      return &value_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    json& slot = parent[key_];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  json value_;
+  std::vector<json*> stack_;
+  std::string key_;
+  bool active_ = false;
+};
+
+// SAX handler of a whole document. Each element of "entries" is built, validated and handed on
+// as soon as it is complete, then dropped; the other members are kept and checked at the end.
+// Errors keep the priority the format gives them whatever the order of the members in the file
+// (an export writes "entries" first): invalid JSON, then the document's shape, "format",
+// "format_version", and only then the first bad entry.
+class DocumentReader : public nlohmann::json_sax<json> {
+ public:
+  explicit DocumentReader(std::function<void(StoredEntry&&)> each) : each_(std::move(each)) {}
+
+  bool null() override { return scalar(json(nullptr)); }
+  bool boolean(bool v) override { return scalar(json(v)); }
+  bool number_integer(number_integer_t v) override { return scalar(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return scalar(json(v)); }
+  bool string(string_t& v) override { return scalar(json(std::move(v))); }
+  bool binary(binary_t& v) override { return scalar(json::binary(v)); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& name) override {
+    if (skipped_levels_ > 0) return true;
+    if (builder_.active()) {
+      builder_.key(std::move(name));
+    } else {  // a member of the document
+      if (name == "entries" && ++entries_keys_ == 2)
+        first_bad_entry(InvalidArgument("entries", "appears twice in the document"));
+      member_ = std::move(name);
+    }
+    return true;
+  }
+
+  [[noreturn]] bool parse_error(std::size_t, const std::string&,
+                                const nlohmann::json::exception& e) override {
     // parse_error, and also out_of_range for numbers beyond double (found by the fuzzer).
     throw InvalidArgument("document", std::string("is not valid JSON: ") + e.what());
   }
-  const Reader root(doc, "");
-  if (!doc.is_object()) throw InvalidArgument("document", "must be a JSON object");
-  static const std::regex format_pattern(kJsonFormatName);
-  root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
-  const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
-  if (version != kJsonFormatVersion)
-    root.fail("format_version", "is " + std::to_string(version) + "; this build reads version " +
-                                    std::to_string(kJsonFormatVersion));
-  const json& list = root.array("entries");
-  std::vector<StoredEntry> entries;
-  std::set<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::string>> keys;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Reader er(list[i], "entries[" + std::to_string(i) + "]");
-    StoredEntry e = read_entry(er);
-    if (!keys.insert({e.device_key, e.M, e.N, e.K, e.problem_class}).second)
-      er.fail("m", "this (device_key, m, n, k, problem_class) appears twice in the file");
-    entries.push_back(std::move(e));
+
+  // The checks that need the whole document; returns the number of entries.
+  std::size_t finish() {
+    if (!root_is_object_) throw InvalidArgument("document", "must be a JSON object");
+    const Reader root(members_, "");
+    static const std::regex format_pattern(kJsonFormatName);
+    root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
+    const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
+    if (version != kJsonFormatVersion)
+      root.fail("format_version", "is " + std::to_string(version) + "; this build reads version " +
+                                      std::to_string(kJsonFormatVersion));
+    if (!entries_array_seen_) root.array("entries");  // missing, or not an array: says which
+    if (bad_entry_) throw *bad_entry_;
+    return count_;
   }
+
+ private:
+  // Where the parser is, outside the values being built.
+  enum class Level { outside, document, entries };
+
+  bool scalar(json v) {
+    if (skipped_levels_ > 0) return true;
+    if (builder_.active()) {
+      if (builder_.scalar(std::move(v))) deliver();
+      return true;
+    }
+    if (level_ == Level::outside) {
+      root_is_object_ = false;
+      return true;
+    }
+    builder_.begin();
+    builder_.scalar(std::move(v));
+    deliver();
+    return true;
+  }
+
+  bool open(json container) {
+    if (skipped_levels_ > 0) {
+      ++skipped_levels_;
+    } else if (builder_.active()) {
+      builder_.open(std::move(container));
+    } else if (level_ == Level::outside) {
+      if (container.is_object()) {
+        level_ = Level::document;
+      } else {  // only parsed further, to report invalid JSON before the wrong shape
+        root_is_object_ = false;
+        skipped_levels_ = 1;
+      }
+    } else if (level_ == Level::document && member_ == "entries" && container.is_array()) {
+      level_ = Level::entries;
+      entries_array_seen_ = true;
+    } else {
+      builder_.begin();
+      builder_.open(std::move(container));
+    }
+    return true;
+  }
+
+  bool close() {
+    if (skipped_levels_ > 0) {
+      --skipped_levels_;
+    } else if (builder_.active()) {
+      if (builder_.close()) deliver();
+    } else {
+      level_ = level_ == Level::entries ? Level::document : Level::outside;
+    }
+    return true;
+  }
+
+  void deliver() {
+    json value = builder_.take();
+    if (level_ == Level::entries) {
+      entry(value, count_++);
+    } else {
+      members_[member_] = std::move(value);
+    }
+  }
+
+  void entry(const json& value, std::size_t index) {
+    if (bad_entry_) return;  // the rest is only parsed
+    StoredEntry e;
+    try {
+      const Reader er(value, "entries[" + std::to_string(index) + "]");
+      e = read_entry(er);
+      if (!new_key(e)) er.fail("m", "this (device_key, m, n, k, problem_class) appears twice in the file");
+    } catch (const InvalidArgument& bad) {
+      first_bad_entry(bad);
+      return;
+    }
+    each_(std::move(e));
+  }
+
+  void first_bad_entry(const InvalidArgument& bad) {
+    if (!bad_entry_) bad_entry_ = bad;
+  }
+
+  // False when the file had this entry's key before. Device keys and classes are few: each is
+  // stored once, so a key costs about 100 bytes whatever the strings' lengths.
+  bool new_key(const StoredEntry& e) {
+    const auto id = [this](const std::string& text) {
+      return names_.emplace(text, static_cast<int>(names_.size())).first->second;
+    };
+    return keys_.insert({id(e.device_key), e.M, e.N, e.K, id(e.problem_class)}).second;
+  }
+
+  std::function<void(StoredEntry&&)> each_;
+  Level level_ = Level::outside;
+  int skipped_levels_ = 0;
+  bool root_is_object_ = true;
+  std::string member_;
+  json members_ = json::object();
+  int entries_keys_ = 0;
+  bool entries_array_seen_ = false;
+  ValueBuilder builder_;
+  std::size_t count_ = 0;
+  std::optional<InvalidArgument> bad_entry_;
+  std::map<std::string, int> names_;
+  std::set<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int>> keys_;
+};
+
+}  // namespace
+
+std::size_t read_entries_json(std::istream& in, const std::function<void(StoredEntry&&)>& each) {
+  DocumentReader reader(each);
+  json::sax_parse(in, &reader);
+  return reader.finish();
+}
+
+std::vector<StoredEntry> entries_from_json(const std::string& text) {
+  std::vector<StoredEntry> entries;
+  DocumentReader reader([&](StoredEntry&& e) { entries.push_back(std::move(e)); });
+  json::sax_parse(text, &reader);
+  reader.finish();
   return entries;
 }
 

@@ -108,8 +108,11 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
     // A truncated or overwritten file can still have a readable first page.
     Statement check(db_, "PRAGMA quick_check");
     const std::string verdict = check.step() ? check.text(0) : "no answer";
-    if (verdict != "ok")
-      throw CacheCorrupt("tilemm: cache '" + path + "' failed SQLite's quick_check: " + verdict);
+    if (verdict != "ok") {
+      std::string reason = "failed SQLite's quick_check: " + verdict;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');  // its report may span lines
+      throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
+    }
   }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +
@@ -195,14 +198,25 @@ std::vector<StoredEntry> TuningStore::list(const std::string& device_key) const 
   return out;
 }
 
-void TuningStore::put_unlocked(const StoredEntry& e) {
-  Statement del(db_,
-                "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
-                "problem_class=?5");
+TuningStore::Writer::Writer(TuningStore& store)
+    : tx_(store.db_),
+      delete_candidates_(store.db_,
+                         "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 "
+                         "AND problem_class=?5"),
+      put_result_(store.db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
+                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"),
+      put_candidate_(store.db_,
+                     "INSERT INTO candidates (device_key, m, n, k, problem_class, variant, status, "
+                     "reason, median_ms, min_ms, spread, samples, compile_ms) VALUES "
+                     "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)") {}
+
+void TuningStore::Writer::put(const StoredEntry& e) {
+  Statement& del = delete_candidates_;
+  del.reset();
   del.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
   del.run();
-  Statement ins(db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
-                         ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+  Statement& ins = put_result_;
+  ins.reset();
   ins.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
   ins.bind(6, e.winner).bind(7, e.median_ms).bind(8, e.tflops).bind(9, e.margin);
   ins.bind(10, e.tuned_at).bind(11, e.tilemm_version).bind(12, e.versions.template_hash);
@@ -210,10 +224,7 @@ void TuningStore::put_unlocked(const StoredEntry& e) {
   ins.bind(14, static_cast<std::int64_t>(e.versions.driver_version));
   ins.bind(15, e.arch).bind(16, e.source);
   ins.run();
-  Statement cand(db_,
-                 "INSERT INTO candidates (device_key, m, n, k, problem_class, variant, status, "
-                 "reason, median_ms, min_ms, spread, samples, compile_ms) VALUES "
-                 "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+  Statement& cand = put_candidate_;
   for (const auto& c : e.candidates) {
     cand.reset();
     cand.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
@@ -227,9 +238,9 @@ void TuningStore::put_unlocked(const StoredEntry& e) {
 void TuningStore::put(const StoredEntry& entry) { put_all({entry}); }
 
 void TuningStore::put_all(const std::vector<StoredEntry>& entries) {
-  Transaction tx(db_);
-  for (const auto& e : entries) put_unlocked(e);
-  tx.commit();
+  Writer writer(*this);
+  for (const auto& e : entries) writer.put(e);
+  writer.commit();
 }
 
 std::int64_t TuningStore::clear() {

@@ -57,6 +57,20 @@ class TuningStore {
   void put(const StoredEntry& entry);
   // Inserts or replaces several entries in one transaction: all or nothing.
   void put_all(const std::vector<StoredEntry>& entries);
+
+  // Inserts or replaces entries one at a time in one transaction (BEGIN IMMEDIATE: it waits for,
+  // then holds, the write lock), for more entries than should be held in memory at once. Nothing
+  // is visible to other connections before commit(); destroyed uncommitted, it rolls back.
+  class Writer {
+   public:
+    explicit Writer(TuningStore& store);
+    void put(const StoredEntry& entry);
+    void commit() { tx_.commit(); }
+
+   private:
+    Transaction tx_;
+    Statement delete_candidates_, put_result_, put_candidate_;
+  };
   // Removes every entry and CUBIN; returns how many entries were removed.
   std::int64_t clear();
 
@@ -78,7 +92,6 @@ class TuningStore {
  private:
   void migrate();
   void use_wal();
-  void put_unlocked(const StoredEntry& entry);
   mutable Database db_;
 };
 

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <streambuf>
 
 #include <set>
 
@@ -147,6 +149,136 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
   for (const char* text : {"", "{", "[]", "null", "\"x\"", "{\"format\": \"tilemm-tuning\",}",
                            "{\"format\": \"tilemm-tuning\", \"format_version\": 1e400}"})
     EXPECT_EQ(rejected_field(text), "document") << "'" << text << "'";
+}
+
+// An entry written by hand or by another tool may give just its winner: no candidates, or an
+// empty list. It imports, exports with an empty list and imports again.
+TEST(TuningJson, CandidatesMayBeOmittedOrEmpty) {
+  json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024), entry(kH200, 2048)}));
+  doc["entries"][0].erase("candidates");
+  doc["entries"][1]["candidates"] = json::array();
+  const auto read = entries_from_json(doc.dump());
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_TRUE(read[0].candidates.empty());
+  EXPECT_TRUE(read[1].candidates.empty());
+  EXPECT_EQ(read[2].candidates.size(), 2u);  // listed ones are still read
+  EXPECT_EQ(read[0].winner, "tiled_t32_p0");
+  const json again = json::parse(entries_to_json(read));
+  EXPECT_EQ(again["entries"][0]["candidates"], json::array());
+  const auto back = entries_from_json(again.dump());
+  for (std::size_t i = 0; i < read.size(); ++i)
+    testing::expect_same_entry(back[i], read[i], testing::CandidateOrder::same);
+
+  // Without candidates the winner is still checked on its own.
+  doc["entries"][0]["winner"] = "tiled_t64_p0";
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0].winner");
+  doc["entries"][0]["winner"] = "rowsplit_h512";  // m is 512: splits no row
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0].winner");
+}
+
+// The members outside "entries" may come after them (an export writes "entries" first), yet the
+// error named is the same as if the whole document had been read first: invalid JSON, then the
+// document's shape, "format", "format_version", then the first bad entry.
+TEST(TuningJson, ErrorsKeepTheirOrderWhereverTheFormatFieldsAre) {
+  const std::string bad_entry = R"({"entries": [{"m": 1}], )";
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1})"), "entries[0].device_key");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "other", "format_version": 1})"), "format");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 2})"), "format_version");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1)"), "document");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning"})"), "format_version");
+  EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": 7})"), "entries");
+  EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": [], "entries": []})"), "entries");
+  EXPECT_EQ(rejected_field(R"([{"format": "tilemm-tuning", "format_version": 1, "entries": []}])"), "document");
+  EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": []} [)"), "document");
+  // The second bad entry is not the one named.
+  json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024), entry(kH200, 2048)}));
+  doc["entries"][1]["tflops"] = -1;
+  doc["entries"][2]["margin"] = -1;
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[1].tflops");
+}
+
+// A document served in pieces, one entry at a time, counting what the reader has taken.
+class GeneratedDocument : public std::streambuf {
+ public:
+  GeneratedDocument(std::size_t entries, std::function<std::string(std::size_t)> entry_text)
+      : entries_(entries), entry_text_(std::move(entry_text)) {}
+  // How many entries' text the reader has been given, completely or in part.
+  std::size_t entries_served() const { return std::min(next_ == 0 ? 0 : next_ - 1, entries_); }
+  std::size_t bytes_served() const { return bytes_; }
+
+ protected:
+  int_type underflow() override {
+    if (next_ > entries_ + 1) return traits_type::eof();
+    if (next_ == 0) {
+      chunk_ = "{\"entries\": [\n";
+    } else if (next_ <= entries_) {
+      chunk_ = entry_text_(next_ - 1) + (next_ < entries_ ? ",\n" : "\n");
+    } else {
+      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 1}\n";
+    }
+    ++next_;
+    bytes_ += chunk_.size();
+    setg(chunk_.data(), chunk_.data(), chunk_.data() + chunk_.size());
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::size_t entries_, next_ = 0, bytes_ = 0;
+  std::function<std::string(std::size_t)> entry_text_;
+  std::string chunk_;
+};
+
+// The reader hands each entry on before it reads the next, so its memory does not grow with
+// the file; the format fields come last, as in an export.
+TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
+  const std::string one = json::parse(entries_to_json({entry(kH200, 999999)}))["entries"][0].dump();
+  const auto at = one.find("999999");
+  ASSERT_NE(at, std::string::npos);
+  const auto text_of = [&](std::size_t i) {
+    return one.substr(0, at) + std::to_string(i + 1) + one.substr(at + 6);  // m = i + 1
+  };
+  constexpr std::size_t kEntries = 5000;
+  GeneratedDocument source(kEntries, text_of);
+  std::istream in(&source);
+  std::size_t seen = 0, most_read_ahead = 0;
+  const std::size_t count = read_entries_json(in, [&](StoredEntry&& e) {
+    ++seen;
+    EXPECT_EQ(e.M, static_cast<std::int64_t>(seen));  // in file order
+    most_read_ahead = std::max(most_read_ahead, source.entries_served() - seen);
+  });
+  EXPECT_EQ(count, kEntries);
+  EXPECT_EQ(seen, kEntries);
+  EXPECT_LE(most_read_ahead, 1u);  // at most the next entry's first characters
+  EXPECT_GT(source.bytes_served(), kEntries * (one.size() - 6));  // the whole document was read
+
+  // The same text in one piece gives the same entries.
+  std::string whole = "{\"entries\": [";
+  for (std::size_t i = 0; i < 3; ++i) whole += (i ? "," : "") + text_of(i);
+  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 1}";
+  std::istringstream piece(whole);
+  std::vector<StoredEntry> streamed;
+  read_entries_json(piece, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
+  const auto parsed = entries_from_json(whole);
+  ASSERT_EQ(streamed.size(), 3u);
+  ASSERT_EQ(parsed.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i)
+    testing::expect_same_entry(streamed[i], parsed[i], testing::CandidateOrder::same);
+}
+
+// An entry handed on is not taken back: a document that turns out bad after it still throws,
+// which is why a caller that stores entries as they come needs a transaction.
+TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
+  std::size_t seen = 0;
+  json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
+  doc["format_version"] = 2;
+  std::istringstream in(doc.dump());  // "entries" comes before "format_version"
+  try {
+    read_entries_json(in, [&](StoredEntry&&) { ++seen; });
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "format_version");
+  }
+  EXPECT_EQ(seen, 2u);
 }
 
 TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {

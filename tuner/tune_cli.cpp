@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "private_paths.hpp"
+#include "store_open.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
@@ -59,8 +61,9 @@ std::int64_t parse_dimension(const std::string& text, const char* option) {
   return v;
 }
 
-// Exit codes.
-constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+// Exit codes (docs/cli.md). kDamagedCache: --list or --export found the cache file damaged and
+// left it in place, so the output lacks its entries.
+constexpr int kOk = 0, kFailure = 1, kUsage = 2, kDamagedCache = 3;
 
 int usage_error(std::ostream& err, const std::string& message) {
   err << "tilemm-tune: error: " << message << "; see 'tilemm-tune --help'\n";
@@ -73,6 +76,17 @@ int failure(std::ostream& err, const std::string& message) {
     if (c == '\n') c = ' ';
   err << "tilemm-tune: error: " << line << "\n";
   return kFailure;
+}
+
+int damaged_cache(std::ostream& err, const std::string& path, const cache::CacheCorrupt& e,
+                  const char* consequence) {
+  err << "tilemm-tune: error: " << cache::damaged_cache_note(path, e.reason()) << "; "
+      << consequence << "\n";
+  return kDamagedCache;
+}
+
+void warn(std::ostream& err, const std::string& message) {
+  err << "tilemm-tune: warning: " << message << "\n";
 }
 
 std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -335,14 +349,20 @@ bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
          (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
 }
 
-int list_command(const std::string& path, const std::string& device_key, std::ostream& out) {
+int list_command(const std::string& path, const std::string& device_key, std::ostream& out,
+                 std::ostream& err) {
   std::vector<cache::StoredEntry> entries;
+  std::optional<cache::CacheCorrupt> damaged;  // left in place: listing changes nothing
   if (std::filesystem::exists(path)) {
-    cache::TuningStore store(path);
-    entries = store.list(device_key);
-    if (const cache::CacheTrust trust = cache::cache_trust(path); !trust.loads_stored_code)
-      out << "shared cache: " << trust.reason << "; its results are used, but its stored kernels "
-          << "are not loaded (each process compiles its own)\n";
+    try {
+      cache::TuningStore store(path);
+      entries = store.list(device_key);
+      if (const cache::CacheTrust trust = cache::cache_trust(path); !trust.loads_stored_code)
+        out << "shared cache: " << trust.reason << "; its results are used, but its stored kernels "
+            << "are not loaded (each process compiles its own)\n";
+    } catch (const cache::CacheCorrupt& e) {
+      damaged = e;
+    }
   } else {
     out << "no cache at " << path << " (nothing tuned yet)\n";
   }
@@ -360,13 +380,18 @@ int list_command(const std::string& path, const std::string& device_key, std::os
         << (stale_here(e, here) ? "stale" : "fresh") << "\n";
   }
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
+  if (damaged) return damaged_cache(err, path, *damaged, "only the preloaded entries were listed");
   return kOk;
 }
 
 int export_command(const std::string& path, const std::string& device_key, const std::string& file,
-                   std::ostream& out) {
+                   std::ostream& out, std::ostream& err) {
   std::vector<cache::StoredEntry> entries;
-  if (std::filesystem::exists(path)) entries = cache::TuningStore(path).list(device_key);
+  try {
+    if (std::filesystem::exists(path)) entries = cache::TuningStore(path).list(device_key);
+  } catch (const cache::CacheCorrupt& e) {
+    return damaged_cache(err, path, e, "nothing was exported");  // an earlier FILE stays as it was
+  }
   const std::string text = cache::entries_to_json(entries);
   if (file == "-") {
     out << text;
@@ -385,27 +410,42 @@ int export_command(const std::string& path, const std::string& device_key, const
   return kOk;
 }
 
-int import_command(const std::string& path, const std::string& file, std::ostream& out) {
+std::ifstream open_to_read(const std::string& file) {
   std::ifstream f(file, std::ios::binary);
   if (!f) throw Error(ErrorKind::cache, "cannot read '" + file + "'");
-  std::stringstream text;
-  text << f.rdbuf();
-  auto entries = cache::entries_from_json(text.str());  // validates everything first
-  for (auto& e : entries) e.source = "imported";
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) cache::create_private_folders(parent.string());
-  cache::TuningStore store(path);
-  store.put_all(entries);  // one transaction: all or nothing
-  out << "imported " << entries.size() << " entries from " << file << " into " << path << "\n";
+  return f;
+}
+
+// Two streaming passes, so that memory does not grow with the file: the first validates all of
+// it, so that a bad file changes nothing (nor creates the cache); the second stores the entries
+// as it reads them, in one transaction that a bad entry (the file changed meanwhile) rolls back.
+int import_command(const std::string& path, const std::string& file, std::ostream& out,
+                   std::ostream& err) {
+  {
+    std::ifstream f = open_to_read(file);
+    cache::read_entries_json(f, [](cache::StoredEntry&&) {});
+  }
+  cache::OpenedStore opened = cache::open_persistent_store(path);
+  if (!opened.warning.empty()) warn(err, opened.warning);
+  cache::TuningStore::Writer writer(*opened.store);
+  std::ifstream f = open_to_read(file);
+  const std::size_t count = cache::read_entries_json(f, [&](cache::StoredEntry&& e) {
+    e.source = "imported";
+    writer.put(e);
+  });
+  writer.commit();
+  out << "imported " << count << " entries from " << file << " into " << path << "\n";
   return kOk;
 }
 
-int clear_command(const std::string& path, std::ostream& out) {
+int clear_command(const std::string& path, std::ostream& out, std::ostream& err) {
   if (!std::filesystem::exists(path)) {
     out << "no cache at " << path << "; nothing to clear\n";
     return kOk;
   }
-  cache::TuningStore store(path);
+  cache::OpenedStore opened = cache::open_persistent_store(path);  // a damaged file: moved aside
+  if (!opened.warning.empty()) warn(err, opened.warning);
+  cache::TuningStore& store = *opened.store;
   const auto entries = store.list();
   out << "removing " << entries.size() << " tuning entries and all cached CUBINs from " << path
       << "\n";
@@ -513,10 +553,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     }
     isolation.enabled = !in_process;
     if (tune) return tune_command(todo, device, force, as_json, isolation, out, err, err_is_terminal);
-    if (list) return list_command(path, device_key, out);
-    if (!export_file.empty()) return export_command(path, device_key, export_file, out);
-    if (!import_file.empty()) return import_command(path, import_file, out);
-    return clear_command(path, out);
+    if (list) return list_command(path, device_key, out, err);
+    if (!export_file.empty()) return export_command(path, device_key, export_file, out, err);
+    if (!import_file.empty()) return import_command(path, import_file, out, err);
+    return clear_command(path, out, err);
   } catch (const InvalidArgument& e) {
     const std::string& arg = e.argument();
     if (arg.rfind("--", 0) == 0) return usage_error(err, e.what());
