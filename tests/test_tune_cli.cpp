@@ -4,11 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "temp_dir.hpp"
+#include "text_table.hpp"
 #include "tilemm/error.hpp"
 #include "tune_cli.hpp"
 #include "tuning_json.hpp"
@@ -62,6 +64,14 @@ TEST(TuneCliParsing, SizesAndShapes) {
     EXPECT_THROW(parse_sizes(bad), InvalidArgument) << bad;
   for (const char* bad : {"", "1x2", "1x2x3x4", "1x2x0", "ax2x3", "1x2x3,", "1X2X3"})
     EXPECT_THROW(parse_shapes(bad), InvalidArgument) << bad;
+}
+
+// Lines of `text` (without their newlines).
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) result.push_back(line);
+  return result;
 }
 
 TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
@@ -120,6 +130,19 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
 }
 
+TEST(TuneCliTable, ColumnsAreAsWideAsTheirWidestCell) {
+  TextTable table({{"name"}, {"value", TextTable::Align::right}, {"note"}}, "  ");
+  table.add_row({"a_name_longer_than_the_title", "1.5", "x"});
+  table.add_row({"b", "12345.25", "last column is not padded"});
+  std::ostringstream out;
+  table.print(out);
+  EXPECT_EQ(out.str(),
+            "  name                             value  note\n"
+            "  a_name_longer_than_the_title       1.5  x\n"
+            "  b                             12345.25  last column is not padded\n");
+  EXPECT_THROW(table.add_row({"1", "2", "3", "4"}), std::invalid_argument);
+}
+
 TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
   testing::TempDir dir;
   const std::string source = dir.file("source.db");
@@ -159,6 +182,52 @@ TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("removing 2 tuning entries"), std::string::npos) << r.out;
   EXPECT_TRUE(cache::TuningStore(target).list().empty());
+}
+
+TEST(TuneCliCache, ListAlignsColumnsAndShowsAPlansPartsUnderThePlan) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  const std::string long_name = "clusterk_bm128_bn128_bk16_wm32_wn64_tm4_tn4_v4_s2";  // 49 chars
+  cache::StoredEntry plan = sample(3000);
+  plan.winner = "rowsplit_h2816";
+  CandidateResult plan_candidate;
+  plan_candidate.variant = "rowsplit_h2816";
+  plan_candidate.stats = {1.0, 0.9, 0.05, 20};
+  plan.candidates.push_back(plan_candidate);
+  cache::StoredEntry core = sample(2816), rest = sample(184), other = sample(512);
+  core.N = core.K = rest.N = rest.K = 3000;
+  core.winner = long_name;
+  other.winner = long_name;
+  {
+    cache::TuningStore store(db);
+    store.put_all({other, rest, core, plan});
+  }
+  const CliRun r = run({"--cache", db, "--list", "--device-key", plan.device_key});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto text = split_lines(r.out);
+  ASSERT_GE(text.size(), 5u) << r.out;
+  const std::string& header = text[0];
+  ASSERT_EQ(header.rfind("device", 0), 0u) << r.out;
+  // Every row's cells start where their titles do, however long the winner's name.
+  const auto source_at = header.find("source"), tflops_end = header.find("TFLOP/s") + 7;
+  std::vector<std::string> rows;
+  for (std::size_t i = 1; i < text.size() && text[i].rfind("NVIDIA", 0) == 0; ++i) rows.push_back(text[i]);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.find("imported") == std::string::npos ? row.find("tuned here") : row.find("imported"),
+              source_at)
+        << row;
+    EXPECT_EQ(row.substr(tflops_end - 4, 4), "2.00") << row;  // right-aligned under its title
+  }
+  // The plan, then its parts, marked as rows of it; not as shapes of their own.
+  EXPECT_NE(rows[0].find("512x512x512"), std::string::npos) << r.out;
+  EXPECT_NE(rows[1].find("3000x3000x3000"), std::string::npos) << r.out;
+  EXPECT_NE(rows[2].find("+ rows 0-2815, plan h2816"), std::string::npos) << r.out;
+  EXPECT_NE(rows[2].find(long_name), std::string::npos) << r.out;
+  EXPECT_NE(rows[3].find("+ rows 2816-2999, plan h2816"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("2816x3000x3000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row-split plan"), std::string::npos) << r.out;  // the legend
+  EXPECT_NE(r.out.find("4 entries"), std::string::npos) << r.out;
 }
 
 TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {

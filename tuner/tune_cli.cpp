@@ -14,12 +14,15 @@
 #include <fstream>
 #include <iomanip>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
+#include "row_split.hpp"
+#include "text_table.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
@@ -114,22 +117,21 @@ void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResu
     out << "tuned in " << fixed(r.tuning_seconds, 1) << " s\n";
   else
     out << "from the " << to_string(r.source) << " (tuned " << r.tuned_at << ")\n";
-  out << "  " << std::left << std::setw(44) << "variant" << std::right << std::setw(11)
-      << "median ms" << std::setw(10) << "TFLOP/s" << std::setw(8) << "% peak" << std::setw(11)
-      << "vs winner" << "  status\n";
+  using Align = TextTable::Align;
+  TextTable table({{"variant"}, {"median ms", Align::right}, {"TFLOP/s", Align::right},
+                   {"% peak", Align::right}, {"vs winner", Align::right}, {"status"}},
+                  "  ");
   for (const auto& c : r.candidates) {
-    out << "  " << std::left << std::setw(44) << c.variant << std::right;
     if (c.status == CandidateStatus::ok) {
       const double tf = tflops_of(r.problem, c.stats.median_ms);
-      out << std::setw(11) << fixed(c.stats.median_ms, 4) << std::setw(10) << fixed(tf, 2)
-          << std::setw(7) << (peak > 0 ? fixed(100 * tf / peak, 1) : std::string("-")) << "%"
-          << std::setw(10) << fixed(c.stats.median_ms / r.median_ms, 2) << "x";
+      table.add_row({c.variant, fixed(c.stats.median_ms, 4), fixed(tf, 2),
+                     peak > 0 ? fixed(100 * tf / peak, 1) + "%" : std::string("-"),
+                     fixed(c.stats.median_ms / r.median_ms, 2) + "x", status_text(c)});
     } else {
-      out << std::setw(11) << "-" << std::setw(10) << "-" << std::setw(8) << "-" << std::setw(11)
-          << "-";
+      table.add_row({c.variant, "-", "-", "-", "-", status_text(c)});
     }
-    out << "  " << status_text(c) << "\n";
   }
+  table.print(out);
   out << "\n";
 }
 
@@ -333,6 +335,78 @@ bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
          (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
 }
 
+// A row-split plan's parts are entries of their own (tuned as shapes when the plan was tuned):
+// they are listed under the plan whose candidate they belong to, as "+ rows A-B, plan hH", not
+// as shapes someone asked for.
+struct PlanPart {
+  std::size_t entry;         // index into the entries
+  std::int64_t first, last;  // rows of the planned shape
+  std::int64_t core_rows;    // the plan: rowsplit_h<core_rows>
+};
+
+std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEntry>& entries) {
+  std::vector<std::vector<PlanPart>> parts(entries.size());
+  auto find = [&](const cache::StoredEntry& plan, std::int64_t m) -> std::optional<std::size_t> {
+    std::optional<std::size_t> any;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (e.device_key != plan.device_key || e.problem_class != plan.problem_class ||
+          e.M != m || e.N != plan.N || e.K != plan.K)
+        continue;
+      if (e.source == plan.source) return i;  // parts tuned with the plan share its source
+      if (!any) any = i;
+    }
+    return any;
+  };
+  for (std::size_t p = 0; p < entries.size(); ++p) {
+    const auto& plan = entries[p];
+    std::vector<std::int64_t> heights;  // the winning plan first, then the others tried
+    if (const auto h = detail::parse_row_split(plan.winner)) heights.push_back(*h);
+    for (const auto& c : plan.candidates)
+      if (const auto h = detail::parse_row_split(c.variant); h && (heights.empty() || *h != heights[0]))
+        heights.push_back(*h);
+    for (const auto h : heights) {
+      if (h <= 0 || h >= plan.M) continue;
+      if (const auto core = find(plan, h)) parts[p].push_back({*core, 0, h - 1, h});
+      if (const auto rest = find(plan, plan.M - h)) parts[p].push_back({*rest, h, plan.M - 1, h});
+    }
+  }
+  return parts;
+}
+
+void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries,
+                   const cache::BuildVersions& here) {
+  const auto parts = plan_parts(entries);
+  std::vector<bool> is_part(entries.size(), false);
+  for (const auto& list : parts)
+    for (const auto& part : list) is_part[part.entry] = true;
+  using Align = TextTable::Align;
+  TextTable table({{"device"}, {"shape"}, {"class"}, {"winner"}, {"TFLOP/s", Align::right},
+                   {"source"}, {"tuned at"}, {"state"}});
+  auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
+    table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
+                   e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
+                   stale_here(e, here) ? "stale" : "fresh"});
+  };
+  bool any_parts = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (is_part[i]) continue;
+    const auto& e = entries[i];
+    add(e, shape_text(e.M, e.N, e.K));
+    for (const auto& part : parts[i]) {
+      any_parts = true;
+      const std::string rows = part.first == part.last
+                                   ? "row " + std::to_string(part.first)
+                                   : "rows " + std::to_string(part.first) + "-" + std::to_string(part.last);
+      add(entries[part.entry], "  + " + rows + ", plan h" + std::to_string(part.core_rows));
+    }
+  }
+  table.print(out);
+  if (any_parts)
+    out << "(+ rows A-B, plan hH: rows A to B of the shape above, a part of its row-split plan "
+           "rowsplit_hH, tuned and stored as a shape of its own)\n";
+}
+
 int list_command(const std::string& path, const std::string& device_key, std::ostream& out) {
   std::vector<cache::StoredEntry> entries;
   if (std::filesystem::exists(path)) {
@@ -343,17 +417,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   }
   for (const auto& e : cache::preloaded_entries())
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
-  const auto here = versions_here();
-  out << std::left << std::setw(36) << "device" << std::setw(20) << "shape" << std::setw(11)
-      << "class" << std::setw(44) << "winner" << std::right << std::setw(9) << "TFLOP/s"
-      << "  " << std::left << std::setw(12) << "source" << std::setw(22) << "tuned at" << "state\n";
-  for (const auto& e : entries) {
-    out << std::left << std::setw(36) << e.device_key << std::setw(20) << shape_text(e.M, e.N, e.K)
-        << std::setw(11) << e.problem_class << std::setw(44) << e.winner << std::right
-        << std::setw(9) << fixed(e.tflops, 2) << "  " << std::left << std::setw(12)
-        << (e.source == "tuned" ? "tuned here" : e.source) << std::setw(22) << e.tuned_at
-        << (stale_here(e, here) ? "stale" : "fresh") << "\n";
-  }
+  print_entries(out, entries, versions_here());
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
   return kOk;
 }
