@@ -74,6 +74,62 @@ std::vector<std::string> split_lines(const std::string& text) {
   return result;
 }
 
+TEST(TuneCliParsing, EveryBadSizeGetsTheSameMessage) {
+  // Too long, out of range, negative, not a number: one sentence, whatever the reason.
+  for (const char* bad : {"99999999999", "2147483648", "0", "-5", "abc", "1.5"}) {
+    const CliRun r = run({"--sizes", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_EQ(r.err, std::string("tilemm-tune: error: --sizes: '") + bad +
+                         "' is not an integer between 1 and 2147483647; see 'tilemm-tune --help'\n");
+  }
+  const CliRun shape = run({"--shapes", "8x99999999999x8"});
+  EXPECT_EQ(shape.err, "tilemm-tune: error: --shapes: '99999999999' is not an integer between 1 and "
+                       "2147483647; see 'tilemm-tune --help'\n");
+}
+
+TEST(TuneCliParsing, ErrorsNameOneProgramOnce) {
+  // The library's messages start with "tilemm: "; the CLI's line must not add it to its own.
+  testing::TempDir dir;
+  const std::string not_a_database = dir.file("folder");
+  std::filesystem::create_directory(not_a_database);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--sizes", "0"}, {"--bogus"}, {"--cache", not_a_database, "--list"},
+           {"--cache", dir.file("t.db"), "--import", dir.file("missing.json")}}) {
+    const CliRun r = run(args);
+    EXPECT_NE(r.code, 0);
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("tilemm: "), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+  }
+}
+
+TEST(TuneCliParsing, SqliteErrorsSayTheirReasonOnce) {
+  testing::TempDir dir;
+  const std::string folder = dir.file("folder");
+  std::filesystem::create_directory(folder);
+  const CliRun r = run({"--cache", folder, "--list"});
+  EXPECT_EQ(r.code, 1);
+  const std::string reason = "unable to open database file";
+  const auto first = r.err.find(reason);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(reason, first + 1), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(folder), std::string::npos) << r.err;
+}
+
+TEST(TuneCliParsing, RepeatedSizesAndShapesAddUp) {
+  // The second --sizes is read (its bad value is what the error names), not refused as a repeat.
+  CliRun r = run({"--sizes", "64", "--sizes", "65,x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sizes: 'x'"), std::string::npos) << r.err;
+  r = run({"--shapes", "8x8x8", "--sizes", "64", "--shapes", "1x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--shapes: '1x2' is not of the form MxNxK"), std::string::npos) << r.err;
+  // Only values, one per occurrence: a stray word is an error, not a size.
+  r = run({"--sizes", "64", "128"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("128"), std::string::npos) << r.err;
+}
+
 TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {},
@@ -92,7 +148,8 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
     for (const auto& a : args) joined += a + " ";
     EXPECT_EQ(r.code, 2) << joined << r.err;
     EXPECT_EQ(lines(r.err), 1u) << joined << r.err;
-    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("; see 'tilemm-tune --help'\n"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << joined;
   }
 }
@@ -128,6 +185,30 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
   const CliRun version = run({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
+}
+
+TEST(TuneCliParsing, HelpShowsTheActionsExamplesExitCodesAndTheCachePath) {
+  const CliRun help = run({"--help"});
+  ASSERT_EQ(help.code, 0);
+  // One synopsis line per action, and the rule that there is one per run.
+  for (const char* form : {"tilemm-tune (--sizes LIST | --shapes LIST)...", "tilemm-tune --list",
+                           "tilemm-tune --export FILE|-", "tilemm-tune --import FILE",
+                           "tilemm-tune --clear", "Exactly one action per run"})
+    EXPECT_NE(help.out.find(form), std::string::npos) << form << "\n" << help.out;
+  EXPECT_NE(help.out.find("Examples:\n  tilemm-tune --sizes"), std::string::npos) << help.out;
+  for (const char* code : {"Exit codes:", "  0  success", "  1  failure", "  2  usage error"})
+    EXPECT_NE(help.out.find(code), std::string::npos) << code;
+  EXPECT_NE(help.out.find("${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db"), std::string::npos);
+  EXPECT_NE(help.out.find("--force"), std::string::npos);
+  // Values are named for what they are, not for their C++ type or a validator's range.
+  for (const char* name : {"--sizes LIST", "--device N|all", "--cache PATH", "--export FILE|-",
+                           "--watchdog-seconds SECONDS", "--device-key KEY"})
+    EXPECT_NE(help.out.find(name), std::string::npos) << name;
+  for (const char* generic : {"TEXT", "FLOAT", "INT", "[OPTIONS]"})
+    EXPECT_EQ(help.out.find(generic), std::string::npos) << generic << "\n" << help.out;
+  // The worker protocol's options are not for users.
+  for (const char* internal : {"--worker", "--skip", "--lease-owner"})
+    EXPECT_EQ(help.out.find(internal), std::string::npos) << internal;
 }
 
 TEST(TuneCliTable, ColumnsAreAsWideAsTheirWidestCell) {

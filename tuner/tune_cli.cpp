@@ -24,6 +24,7 @@
 #include "row_split.hpp"
 #include "text_table.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
@@ -51,28 +52,22 @@ std::int64_t parse_ordinal(const std::string& text) {
   return std::stoll(text);
 }
 
+// One message for every value that is not a dimension, whatever is wrong with it (a sign, a
+// letter, too many digits, out of range), so that 99999999999 and 2147483648 read alike.
 std::int64_t parse_dimension(const std::string& text, const char* option) {
-  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw InvalidArgument(option, "'" + text + "' is not a positive integer");
-  const long long v = std::stoll(text);
+  const bool digits = !text.empty() && text.size() <= 10 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const long long v = digits ? std::stoll(text) : 0;
   if (v < 1 || v > 2147483647)
-    throw InvalidArgument(option, "'" + text + "' must be between 1 and 2147483647");
+    throw InvalidArgument(option, "'" + text + "' is not an integer between 1 and 2147483647");
   return v;
 }
 
-// Exit codes.
-constexpr int kOk = 0, kFailure = 1, kUsage = 2;
-
-int usage_error(std::ostream& err, const std::string& message) {
-  err << "tilemm-tune: error: " << message << "; see 'tilemm-tune --help'\n";
-  return kUsage;
-}
+constexpr const char* kName = "tilemm-tune";
+constexpr int kOk = tool::kSuccess, kFailure = tool::kFailure;
 
 int failure(std::ostream& err, const std::string& message) {
-  std::string line = message;
-  for (auto& c : line)
-    if (c == '\n') c = ' ';
-  err << "tilemm-tune: error: " << line << "\n";
+  err << tool::error_line(kName, message);
   return kFailure;
 }
 
@@ -258,7 +253,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
       }
       run.results.push_back(std::move(r));
     } catch (const std::exception& e) {
-      run.errors.push_back(text + ": " + e.what());
+      run.errors.push_back(text + ": " + tool::without_library_prefix(e.what()));
     }
   }
   progress.clear();
@@ -500,61 +495,86 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 
 int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                  bool err_is_terminal) {
-  CLI::App app{"Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning cache.",
-               "tilemm-tune"};
-  std::string sizes, shapes, device, cache, export_file, import_file, device_key;
+  tool::ToolCli cli(kName,
+                    "Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning "
+                    "cache.\nExactly one action per run: tuning (--sizes and/or --shapes), --list, "
+                    "--export, --import or --clear.\n",
+                    out, err);
+  CLI::App& app = cli.app();
+  std::vector<std::string> size_lists, shape_lists;
+  std::string device, cache, export_file, import_file, device_key;
   bool force = false, as_json = false, list = false, clear = false;
-  app.add_option("--sizes", sizes, "Square sizes to tune, e.g. 512,1024,4096");
-  app.add_option("--shapes", shapes, "Shapes to tune as MxNxK, e.g. 1024x512x256,4096x4096x64");
-  app.add_option("--device", device, "GPU ordinal to tune on, or 'all' (one thread per GPU); default: the current one");
-  app.add_option("--cache", cache, "SQLite cache file (default: $TILEMM_CACHE, else ~/.cache/tilemm/tuning.db)");
-  app.add_flag("--force", force, "Re-tune shapes that have a fresh cached result");
-  app.add_flag("--json", as_json, "Print the tuning results as JSON on stdout");
+  app.add_option("--sizes", size_lists, "Tune square shapes N x N x N, e.g. 512,1024,4096 (repeatable)")
+      ->option_text("LIST")->allow_extra_args(false);
+  app.add_option("--shapes", shape_lists, "Tune M x N x K shapes, e.g. 1024x512x256,4096x4096x64 (repeatable; after --sizes)")
+      ->option_text("LIST")->allow_extra_args(false);
+  app.add_option("--device", device, "Tuning: GPU ordinal, or 'all' (one thread per GPU); default: the current one")
+      ->option_text("N|all");
+  app.add_flag("--force", force, "Tuning: re-tune shapes that have a fresh result (cached or preloaded)");
+  app.add_flag("--json", as_json, "Tuning: print the results as JSON on stdout");
   app.add_flag("--list", list, "List the cache's entries (and the preloaded ones) with source and freshness");
-  app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)");
-  app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing");
+  app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)")
+      ->option_text("FILE|-");
+  app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing")
+      ->option_text("FILE");
   app.add_flag("--clear", clear, "Remove every entry and CUBIN from the cache");
-  app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries");
+  app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries")
+      ->option_text("KEY");
+  app.add_option("--cache", cache, "SQLite cache file (default: see Cache below)")->option_text("PATH");
   Isolation isolation;
   bool in_process = false, worker = false;
   std::vector<std::string> skips;
   std::string lease_owner;
   app.add_option("--watchdog-seconds", isolation.watchdog_seconds,
-                 "Kill a tuning worker that shows no progress for this long (default 120)")
-      ->check(CLI::Range(1.0, 86400.0));
+                 "Tuning: kill a worker process that shows no progress for this long (1 to 86400; default 120)")
+      ->option_text("SECONDS")
+      ->check(tool::number_between(1, 86400));
   app.add_flag("--in-process", in_process,
-               "Tune in this process instead of in watched worker processes (a crashing or "
-               "hanging candidate then takes tilemm-tune down)");
+               "Tuning: no worker processes (a crashing or hanging candidate then takes tilemm-tune "
+               "down)");
   // The worker side of the isolation protocol (tuner/isolated_tuning.hpp); not for users.
   app.add_flag("--worker", worker)->group("");
   app.add_option("--skip", skips)->group("");
   app.add_option("--lease-owner", lease_owner)->group("");
-  app.set_version_flag("--version", std::string("tilemm-tune ") + TILEMM_VERSION +
-                                        " (kernel templates " + detail::templates_hash() + ")");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kOk;
-  } catch (const CLI::CallForVersion&) {
-    out << app.version() << "\n";
-    return kOk;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(err, e.what());
-  }
+  cli.set_version(std::string(kName) + " " + TILEMM_VERSION + " (kernel templates " +
+                  detail::templates_hash() + ")");
+  cli.set_usage(
+      "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
+      "            [--watchdog-seconds SECONDS | --in-process] [--cache PATH]\n"
+      "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
+      "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
+      "tilemm-tune --import FILE [--cache PATH]\n"
+      "tilemm-tune --clear [--cache PATH]");
+  cli.set_footer(
+      "Examples:\n"
+      "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
+      "  tilemm-tune --shapes 4096x4096x64 --device all --json > result.json\n"
+      "  tilemm-tune --list                    what is cached and preloaded, fresh or stale\n"
+      "\n"
+      "A shape with a fresh result (in the cache, or preloaded for this GPU model) is printed, not\n"
+      "tuned again; --force measures it anew. Tuning needs a GPU; the other actions do not.\n"
+      "\n"
+      "Cache: --cache PATH, else $TILEMM_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db\n"
+      "  (now: " + cache_path() + ")\n"
+      "\n" + tool::exit_codes_help() + "\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
 
-  const bool tune = !sizes.empty() || !shapes.empty();
+  // Repeated --sizes/--shapes add up, sizes first.
+  std::string sizes, shapes;
+  for (const auto& part : size_lists) sizes += (sizes.empty() ? "" : ",") + part;
+  for (const auto& part : shape_lists) shapes += (shapes.empty() ? "" : ",") + part;
+  const bool tune = !size_lists.empty() || !shape_lists.empty();
   const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear);
-  if (actions == 0) return usage_error(err, "nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
-  if (actions > 1) return usage_error(err, "give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
-  if (!device_key.empty() && !list && export_file.empty()) return usage_error(err, "--device-key only applies to --list and --export");
+  if (actions == 0) return cli.usage_error("nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
+  if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
+  if (!device_key.empty() && !list && export_file.empty()) return cli.usage_error("--device-key only applies to --list and --export");
   if ((force || as_json || !device.empty() || in_process) && !tune)
-    return usage_error(err, "--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
+    return cli.usage_error("--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
 
   try {
     std::vector<Shape> todo;
-    if (!sizes.empty()) todo = parse_sizes(sizes);
-    if (!shapes.empty()) {
+    if (!size_lists.empty()) todo = parse_sizes(sizes);
+    if (!shape_lists.empty()) {
       const auto more = parse_shapes(shapes);
       todo.insert(todo.end(), more.begin(), more.end());
     }
@@ -562,7 +582,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
     const std::string path = cache_path();
     if (worker) {
-      if (todo.size() != 1 || device.empty()) return usage_error(err, "--worker needs one shape and --device");
+      if (todo.size() != 1 || device.empty()) return cli.usage_error("--worker needs one shape and --device");
       std::map<std::string, std::string> skip;
       for (const auto& s : skips) {
         const auto eq = s.find('=');
@@ -577,11 +597,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (!import_file.empty()) return import_command(path, import_file, out);
     return clear_command(path, out);
   } catch (const InvalidArgument& e) {
-    const std::string& arg = e.argument();
-    if (arg.rfind("--", 0) == 0) return usage_error(err, e.what());
-    return failure(err, std::string(e.what()) + " (nothing was changed)");
+    if (tool::is_option_error(e)) return cli.usage_error(tool::describe(e));
+    return failure(err, tool::describe(e) + " (nothing was changed)");
   } catch (const std::exception& e) {
-    return failure(err, e.what());
+    return failure(err, tool::describe(e));
   }
 }
 
