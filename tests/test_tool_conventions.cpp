@@ -184,5 +184,14 @@ TEST(ToolPrograms, WithoutAGpuTheyFailWithExitOneAndSayWhy) {
   }
 }
 
+// The README says where the reason of a skipped GPU test is: in its output, which ctest keeps.
+TEST(ToolPrograms, ASkippedGpuTestSaysWhyInItsOutput) {
+  if (device_count() > 0) GTEST_SKIP() << "a CUDA device is present: GPU tests run, not skip";
+  const Result r = run_program(TILEMM_GPU_TEST_BINARY, "");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  SKIPPED ]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no CUDA device"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tilemm::tool
