@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 #include "tune_cli.hpp"
 
 namespace tilemm::bench {
@@ -28,9 +29,15 @@ struct ShapeOptions {
 
   ShapeOptions(CLI::App& app, std::string default_sizes, double default_budget_ms)
       : sizes(std::move(default_sizes)), budget_ms(default_budget_ms) {
-    app.add_option("--sizes", sizes, "Square sizes");
-    app.add_option("--shapes", shapes, "Shapes as MxNxK");
-    app.add_option("--ms-per-case", budget_ms, "Timed milliseconds per contender and shape");
+    app.add_option("--sizes", sizes, "Square sizes N x N x N (default: " + sizes + ")")
+        ->option_text("LIST");
+    app.add_option("--shapes", shapes, "M x N x K shapes, e.g. 1024x512x256; replace --sizes")
+        ->option_text("LIST");
+    app.add_option("--ms-per-case", budget_ms,
+                   "Timed milliseconds per contender and shape (default: " +
+                       std::to_string(static_cast<int>(default_budget_ms)) + ")")
+        ->option_text("MS")
+        ->check(tool::number_between(1, 600000));
   }
   // --shapes if given, else --sizes; throws std::runtime_error where there is no GPU to run them.
   std::vector<cli::Shape> to_run() const {

@@ -4,14 +4,15 @@
 //   2. First call in a new process whose cache holds the winner: a child process times its
 //      first gemm() (cache open, lookup, CUBIN load, launch, synchronize), after CUDA itself is
 //      initialized, which any CUDA application pays anyway (reported separately).
-// Usage: tilemm-dispatch-bench [--size N] [--children C]    (uses TILEMM_CACHE like the library)
+// Usage: tilemm-dispatch-bench --help    (uses TILEMM_CACHE like the library)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "launch.hpp"
 #include "row_split.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 
 namespace {
 
@@ -30,10 +32,8 @@ double median(std::vector<double> v) {
 }
 
 void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "tilemm-dispatch-bench: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
 struct Buffers {
@@ -91,23 +91,30 @@ int first_call_child(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tilemm::tool::ToolCli cli("tilemm-dispatch-bench",
+                            "What dispatch costs on the host: a warm tilemm::gemm() against a raw "
+                            "launch of the same kernel, and the first gemm() in a new process.\n",
+                            std::cout, std::cerr);
   int n = 256, children = 7;
   bool child = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--size") && i + 1 < argc) n = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--children") && i + 1 < argc) children = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--first-call")) child = true;
-    else {
-      std::fprintf(stderr, "usage: tilemm-dispatch-bench [--size N] [--children C]\n");
-      return 2;
-    }
-  }
-  try {
+  cli.app().add_option("--size", n, "N of the N x N x N problem (default: 256)")
+      ->option_text("N")->check(tilemm::tool::integer_between(1, 32768));
+  cli.app().add_option("--children", children,
+                       "Fresh processes for the first-call measurement (default: 7)")
+      ->option_text("C")->check(tilemm::tool::integer_between(1, 1000));
+  cli.app().add_flag("--first-call", child)->group("");  // the child mode it starts itself
+  cli.set_usage("tilemm-dispatch-bench [--size N] [--children C]");
+  cli.set_footer(
+      "Examples:\n"
+      "  tilemm-dispatch-bench --size 256\n"
+      "  tilemm-dispatch-bench --size 1024 --children 15\n"
+      "\n"
+      "Needs a GPU; tunes the size first if the cache (TILEMM_CACHE) has no winner for it.\n"
+      "\n" + tilemm::tool::exit_codes_help() + "\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
+  return cli.run([&] {
     if (child) return first_call_child(n);
-    if (tilemm::device_count() == 0) {
-      std::fprintf(stderr, "tilemm-dispatch-bench: no CUDA device\n");
-      return 1;
-    }
+    if (tilemm::device_count() == 0) return cli.failure("no CUDA device found; this benchmark needs a GPU");
     const auto tuned = tilemm::autotune(n, n, n);
     Buffers b(n);
     const tilemm::GemmArgs args = b.args(n);
@@ -115,16 +122,12 @@ int main(int argc, char** argv) {
     cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     const auto& device = tilemm::current_device();
     if (tilemm::detail::parse_row_split(tuned.winner)) {
-      std::fprintf(stderr, "tilemm-dispatch-bench: the winner for %lld is %s, two launches; this "
-                   "benchmark compares one gemm() with one launch: pick another size\n",
-                   static_cast<long long>(n), tuned.winner.c_str());
-      return 1;
+      return cli.failure("the winner for " + std::to_string(n) + " is " + tuned.winner +
+                         ", two launches; this benchmark compares one gemm() with one launch: "
+                         "pick another size");
     }
     const auto* kernel = tilemm::detail::find_loaded(device, tilemm::parse_variant(tuned.winner));
-    if (kernel == nullptr) {
-      std::fprintf(stderr, "tilemm-dispatch-bench: winner not loaded after gemm()\n");
-      return 1;
-    }
+    if (kernel == nullptr) return cli.failure("the winner is not loaded after gemm()");
     const int rounds = 51, batch = 200;
     // Interleave so that clock or queue effects hit both alike.
     std::vector<double> raw, api;
@@ -142,8 +145,8 @@ int main(int argc, char** argv) {
       double first = 0, init = 0;
       unsigned long long cc = 0, tt = 0;
       if (pipe == nullptr || std::fscanf(pipe, "%lf %lf %llu %llu", &first, &init, &cc, &tt) != 4) {
-        std::fprintf(stderr, "tilemm-dispatch-bench: child failed\n");
-        return 1;
+        if (pipe != nullptr) pclose(pipe);
+        return cli.failure("a first-call child process (" + cmd + ") failed");
       }
       pclose(pipe);
       first_ms.push_back(first);
@@ -158,9 +161,6 @@ int main(int argc, char** argv) {
     std::printf("first gemm in a new process   %8.3f ms (median of %d processes; target < 50 ms)\n", median(first_ms), children);
     std::printf("  CUDA initialization before  %8.3f ms (not tilemm's, reported for context)\n", median(init_ms));
     std::printf("  NVRTC compilations / tunings in those processes: %llu / %llu\n", compiles, tunings);
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilemm-dispatch-bench: %s\n", e.what());
-    return 1;
-  }
+    return tilemm::tool::kSuccess;
+  });
 }

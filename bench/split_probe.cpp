@@ -7,16 +7,18 @@
 // the two give the same C within the FP32 error bound. It measures; it changes nothing in the
 // dispatch: whether tilemm should split rows itself is decided from what it prints.
 //
-// Usage: tilemm-split-probe [--sizes 3000,4097] [--shapes MxNxK,...] [--ms-per-case 150]
+// Usage: tilemm-split-probe --help
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "bench_harness.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 
 namespace {
 
@@ -43,12 +45,22 @@ tilemm::GemmArgs rows_of(const Problem& p, const Set& s, std::int64_t row0, std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Times tilemm on a problem against the same problem split into two row blocks",
-               "tilemm-split-probe"};
-  tilemm::bench::ShapeOptions options(app, "3000,4097", 150);
-  CLI11_PARSE(app, argc, argv);
+  tilemm::tool::ToolCli cli("tilemm-split-probe",
+                            "Times tilemm::gemm() on a problem against the same problem split "
+                            "into a core of rows and the rest, each part to its own winner.\n",
+                            std::cout, std::cerr);
+  tilemm::bench::ShapeOptions options(cli.app(), "3000,4097", 150);
+  cli.set_usage("tilemm-split-probe [--sizes LIST | --shapes LIST] [--ms-per-case MS]");
+  cli.set_footer(
+      "Examples:\n"
+      "  tilemm-split-probe --sizes 3000,4097\n"
+      "  tilemm-split-probe --shapes 4097x1024x1024 --ms-per-case 50\n"
+      "\n"
+      "Needs a GPU; uses the tuning cache the library would (TILEMM_CACHE).\n"
+      "\n" + tilemm::tool::exit_codes_help() + "\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
   const double budget_ms = options.budget_ms;
-  try {
+  return cli.run([&] {
     const auto todo = options.to_run();
     const tilemm::DeviceInfo& device = tilemm::current_device();
 
@@ -104,9 +116,6 @@ int main(int argc, char** argv) {
       }
       std::printf("%-16s whole winner: %s\n", shape.c_str(), whole.winner.c_str());
     }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilemm-split-probe: %s\n", e.what());
-    return 1;
-  }
+    return tilemm::tool::kSuccess;
+  });
 }

@@ -3,7 +3,7 @@
 // harness (CUDA events around each launch, warm-up, median of a time-based number of runs,
 // inputs rotated through copies that together exceed the L2 several times).
 //
-// Usage: tilemm-bench [--sizes 512,1024] [--shapes MxNxK,...] [--csv FILE] [--ms-per-case 200]
+// Usage: tilemm-bench --help
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -13,12 +13,14 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "bench_harness.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 #include "tune_cli.hpp"
 
 namespace {
@@ -86,13 +88,24 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tilemm against cuBLAS FP32 on this GPU", "tilemm-bench"};
-  tilemm::bench::ShapeOptions options(app, "512,1000,1024,2048,3000,4096,4097,8192", 200);
+  tilemm::tool::ToolCli cli("tilemm-bench",
+                            "tilemm's tuned winner against cuBLAS FP32 and the best textbook "
+                            "tile, on this GPU (tunes shapes the cache lacks first).\n",
+                            std::cout, std::cerr);
+  tilemm::bench::ShapeOptions options(cli.app(), "512,1000,1024,2048,3000,4096,4097,8192", 200);
   std::string csv = "tilemm-bench.csv";
-  app.add_option("--csv", csv, "CSV output file");
-  CLI11_PARSE(app, argc, argv);
+  cli.app().add_option("--csv", csv, "CSV output file (default: tilemm-bench.csv)")->option_text("FILE");
+  cli.set_usage("tilemm-bench [--sizes LIST | --shapes LIST] [--csv FILE] [--ms-per-case MS]");
+  cli.set_footer(
+      "Examples:\n"
+      "  tilemm-bench --sizes 1024,4096 --csv bench.csv\n"
+      "  python3 scripts/plot_bench.py bench.csv bench.png    the README's table and plot\n"
+      "\n"
+      "Needs a GPU and cuBLAS; uses the tuning cache the library would (TILEMM_CACHE).\n"
+      "\n" + tilemm::tool::exit_codes_help() + "\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
   const double budget_ms = options.budget_ms;
-  try {
+  return cli.run([&] {
     const auto todo = options.to_run();
     const tilemm::DeviceInfo& device = tilemm::current_device();
     const double peak = device.fp32_peak_tflops();
@@ -190,9 +203,6 @@ int main(int argc, char** argv) {
     for (double r : ratios) log_sum += std::log(r);
     std::printf("geomean cuBLAS time / tilemm time over %zu shapes: %.3f\n", ratios.size(),
                 std::exp(log_sum / double(ratios.size())));
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilemm-bench: %s\n", e.what());
-    return 1;
-  }
+    return tilemm::tool::kSuccess;
+  });
 }

@@ -6,10 +6,20 @@
 namespace tilemm::cache {
 
 namespace {
+// SQLite's text for `rc`, and its more specific message on `db` where it says more (the two are
+// often the same sentence: "unable to open database file").
+std::string sqlite_reason(sqlite3* db, int rc) {
+  std::string reason = sqlite3_errstr(rc);
+  if (db != nullptr && sqlite3_errcode(db) == rc) {
+    const std::string detail = sqlite3_errmsg(db);
+    if (detail != reason) reason += " (" + detail + ")";
+  }
+  return reason;
+}
+
 [[noreturn]] void fail(sqlite3* db, const std::string& path, int rc, const std::string& what) {
-  std::string message =
-      "tilemm: SQLite " + what + " on '" + path + "' failed: " + sqlite3_errstr(rc);
-  if (db != nullptr && sqlite3_errcode(db) == rc) message += " (" + std::string(sqlite3_errmsg(db)) + ")";
+  const std::string message =
+      "tilemm: SQLite " + what + " on '" + path + "' failed: " + sqlite_reason(db, rc);
   const int primary = rc & 0xff;
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw CacheCorrupt(message, sqlite3_errstr(rc));
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) throw CacheBusy(message);
@@ -25,12 +35,10 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
                     SQLITE_OPEN_FULLMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = "tilemm: SQLite open of '" + path + "' failed: " + sqlite3_errstr(rc);
-    if (db_ != nullptr) {
-      message += " (" + std::string(sqlite3_errmsg(db_)) + ")";
-      sqlite3_close(db_);
-      db_ = nullptr;
-    }
+    const std::string message =
+        "tilemm: SQLite open of '" + path + "' failed: " + sqlite_reason(db_, rc);
+    sqlite3_close(db_);  // a no-op on nullptr
+    db_ = nullptr;
     throw Error(ErrorKind::cache, message);
   }
   // Several processes share the file: wait for a lock (up to 30 s) instead of failing at once.

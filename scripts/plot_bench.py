@@ -1,25 +1,52 @@
 #!/usr/bin/env python3
-"""Turns tilemm-bench's CSV into a PNG: TFLOP/s against problem size, one line per contender.
+"""Turns tilemm-bench's CSV into a PNG: TFLOP/s against problem size, one line per contender;
+or, with --table, into the README's Markdown table and geometric mean.
 
 Usage: scripts/plot_bench.py tilemm-bench.csv docs/bench-h200.png ["title"]
-Needs matplotlib (pip install matplotlib).
+       scripts/plot_bench.py --table tilemm-bench.csv
+The plot needs matplotlib (pip install matplotlib); the table needs only Python 3.
 """
 import csv
+import math
 import sys
 from collections import defaultdict
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 LABELS = {"cublas_fp32": "cuBLAS SGEMM (FP32, pedantic)", "best_tiled": "best textbook tile",
           "tilemm": "tilemm tuned winner"}
 
 
+def table(path):
+    """The README's table: one row per shape, cuBLAS, tilemm and the best textbook tile."""
+    rows = defaultdict(dict)
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            rows[row["shape"]][row["contender"]] = row
+    print("| N | cuBLAS TFLOP/s | tilemm winner | tilemm TFLOP/s | cuBLAS/tilemm | err/cuBLAS "
+          "| best textbook tile TFLOP/s |")
+    print("|---|---|---|---|---|---|---|")
+    ratios = []
+    for shape, by in rows.items():
+        m, n, k = shape.split("x")
+        size = m if m == n == k else shape
+        cublas, tilemm, tiled = by["cublas_fp32"], by["tilemm"], by["best_tiled"]
+        ratios.append(float(tilemm["cublas_over_this"]))
+        print(f"| {size} | {float(cublas['tflops']):.1f} | {tilemm['variant']} "
+              f"| {float(tilemm['tflops']):.1f} | {float(tilemm['cublas_over_this']):.2f} "
+              f"| {float(tilemm['err_over_cublas_err']):.2f} | {float(tiled['tflops']):.1f} |")
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"\nGeometric mean of cuBLAS time / tilemm time: **{geomean:.3f}**")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        table(sys.argv[2])
+        return
     if len(sys.argv) < 3:
         sys.exit(__doc__)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     series = defaultdict(list)
     with open(sys.argv[1], newline="") as f:
         for row in csv.DictReader(f):

@@ -12,6 +12,7 @@
 
 #include "preloaded.hpp"
 #include "temp_dir.hpp"
+#include "text_table.hpp"
 #include "tilemm/error.hpp"
 #include "tune_cli.hpp"
 #include "tuning_json.hpp"
@@ -67,6 +68,70 @@ TEST(TuneCliParsing, SizesAndShapes) {
     EXPECT_THROW(parse_shapes(bad), InvalidArgument) << bad;
 }
 
+// Lines of `text` (without their newlines).
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) result.push_back(line);
+  return result;
+}
+
+TEST(TuneCliParsing, EveryBadSizeGetsTheSameMessage) {
+  // Too long, out of range, negative, not a number: one sentence, whatever the reason.
+  for (const char* bad : {"99999999999", "2147483648", "0", "-5", "abc", "1.5"}) {
+    const CliRun r = run({"--sizes", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_EQ(r.err, std::string("tilemm-tune: error: --sizes: '") + bad +
+                         "' is not an integer between 1 and 2147483647; see 'tilemm-tune --help'\n");
+  }
+  const CliRun shape = run({"--shapes", "8x99999999999x8"});
+  EXPECT_EQ(shape.err, "tilemm-tune: error: --shapes: '99999999999' is not an integer between 1 and "
+                       "2147483647; see 'tilemm-tune --help'\n");
+}
+
+TEST(TuneCliParsing, ErrorsNameOneProgramOnce) {
+  // The library's messages start with "tilemm: "; the CLI's line must not add it to its own.
+  testing::TempDir dir;
+  const std::string not_a_database = dir.file("folder");
+  std::filesystem::create_directory(not_a_database);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--sizes", "0"}, {"--bogus"}, {"--cache", not_a_database, "--list"},
+           {"--cache", dir.file("t.db"), "--import", dir.file("missing.json")}}) {
+    const CliRun r = run(args);
+    EXPECT_NE(r.code, 0);
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("tilemm: "), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+  }
+}
+
+TEST(TuneCliParsing, SqliteErrorsSayTheirReasonOnce) {
+  testing::TempDir dir;
+  const std::string folder = dir.file("folder");
+  std::filesystem::create_directory(folder);
+  const CliRun r = run({"--cache", folder, "--list"});
+  EXPECT_EQ(r.code, 1);
+  const std::string reason = "unable to open database file";
+  const auto first = r.err.find(reason);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(reason, first + 1), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(folder), std::string::npos) << r.err;
+}
+
+TEST(TuneCliParsing, RepeatedSizesAndShapesAddUp) {
+  // The second --sizes is read (its bad value is what the error names), not refused as a repeat.
+  CliRun r = run({"--sizes", "64", "--sizes", "65,x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sizes: 'x'"), std::string::npos) << r.err;
+  r = run({"--shapes", "8x8x8", "--sizes", "64", "--shapes", "1x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--shapes: '1x2' is not of the form MxNxK"), std::string::npos) << r.err;
+  // Only values, one per occurrence: a stray word is an error, not a size.
+  r = run({"--sizes", "64", "128"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("128"), std::string::npos) << r.err;
+}
+
 TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {},
@@ -85,7 +150,8 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
     for (const auto& a : args) joined += a + " ";
     EXPECT_EQ(r.code, 2) << joined << r.err;
     EXPECT_EQ(lines(r.err), 1u) << joined << r.err;
-    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("tilemm-tune: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("; see 'tilemm-tune --help'\n"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << joined;
   }
 }
@@ -121,6 +187,43 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
   const CliRun version = run({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
+}
+
+TEST(TuneCliParsing, HelpShowsTheActionsExamplesExitCodesAndTheCachePath) {
+  const CliRun help = run({"--help"});
+  ASSERT_EQ(help.code, 0);
+  // One synopsis line per action, and the rule that there is one per run.
+  for (const char* form : {"tilemm-tune (--sizes LIST | --shapes LIST)...", "tilemm-tune --list",
+                           "tilemm-tune --export FILE|-", "tilemm-tune --import FILE",
+                           "tilemm-tune --clear", "Exactly one action per run"})
+    EXPECT_NE(help.out.find(form), std::string::npos) << form << "\n" << help.out;
+  EXPECT_NE(help.out.find("Examples:\n  tilemm-tune --sizes"), std::string::npos) << help.out;
+  for (const char* code : {"Exit codes:", "  0  success", "  1  failure", "  2  usage error"})
+    EXPECT_NE(help.out.find(code), std::string::npos) << code;
+  EXPECT_NE(help.out.find("${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db"), std::string::npos);
+  EXPECT_NE(help.out.find("--force"), std::string::npos);
+  // Values are named for what they are, not for their C++ type or a validator's range.
+  for (const char* name : {"--sizes LIST", "--device N|all", "--cache PATH", "--export FILE|-",
+                           "--watchdog-seconds SECONDS", "--device-key KEY"})
+    EXPECT_NE(help.out.find(name), std::string::npos) << name;
+  for (const char* generic : {"TEXT", "FLOAT", "INT", "[OPTIONS]"})
+    EXPECT_EQ(help.out.find(generic), std::string::npos) << generic << "\n" << help.out;
+  // The worker protocol's options are not for users.
+  for (const char* internal : {"--worker", "--skip", "--lease-owner"})
+    EXPECT_EQ(help.out.find(internal), std::string::npos) << internal;
+}
+
+TEST(TuneCliTable, ColumnsAreAsWideAsTheirWidestCell) {
+  TextTable table({{"name"}, {"value", TextTable::Align::right}, {"note"}}, "  ");
+  table.add_row({"a_name_longer_than_the_title", "1.5", "x"});
+  table.add_row({"b", "12345.25", "last column is not padded"});
+  std::ostringstream out;
+  table.print(out);
+  EXPECT_EQ(out.str(),
+            "  name                             value  note\n"
+            "  a_name_longer_than_the_title       1.5  x\n"
+            "  b                             12345.25  last column is not padded\n");
+  EXPECT_THROW(table.add_row({"1", "2", "3", "4"}), std::invalid_argument);
 }
 
 TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
@@ -162,6 +265,52 @@ TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("removing 2 tuning entries"), std::string::npos) << r.out;
   EXPECT_TRUE(cache::TuningStore(target).list().empty());
+}
+
+TEST(TuneCliCache, ListAlignsColumnsAndShowsAPlansPartsUnderThePlan) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  const std::string long_name = "clusterk_bm128_bn128_bk16_wm32_wn64_tm4_tn4_v4_s2";  // 49 chars
+  cache::StoredEntry plan = sample(3000);
+  plan.winner = "rowsplit_h2816";
+  CandidateResult plan_candidate;
+  plan_candidate.variant = "rowsplit_h2816";
+  plan_candidate.stats = {1.0, 0.9, 0.05, 20};
+  plan.candidates.push_back(plan_candidate);
+  cache::StoredEntry core = sample(2816), rest = sample(184), other = sample(512);
+  core.N = core.K = rest.N = rest.K = 3000;
+  core.winner = long_name;
+  other.winner = long_name;
+  {
+    cache::TuningStore store(db);
+    store.put_all({other, rest, core, plan});
+  }
+  const CliRun r = run({"--cache", db, "--list", "--device-key", plan.device_key});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto text = split_lines(r.out);
+  ASSERT_GE(text.size(), 5u) << r.out;
+  const std::string& header = text[0];
+  ASSERT_EQ(header.rfind("device", 0), 0u) << r.out;
+  // Every row's cells start where their titles do, however long the winner's name.
+  const auto source_at = header.find("source"), tflops_end = header.find("TFLOP/s") + 7;
+  std::vector<std::string> rows;
+  for (std::size_t i = 1; i < text.size() && text[i].rfind("NVIDIA", 0) == 0; ++i) rows.push_back(text[i]);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.find("imported") == std::string::npos ? row.find("tuned here") : row.find("imported"),
+              source_at)
+        << row;
+    EXPECT_EQ(row.substr(tflops_end - 4, 4), "2.00") << row;  // right-aligned under its title
+  }
+  // The plan, then its parts, marked as rows of it; not as shapes of their own.
+  EXPECT_NE(rows[0].find("512x512x512"), std::string::npos) << r.out;
+  EXPECT_NE(rows[1].find("3000x3000x3000"), std::string::npos) << r.out;
+  EXPECT_NE(rows[2].find("+ rows 0-2815, plan h2816"), std::string::npos) << r.out;
+  EXPECT_NE(rows[2].find(long_name), std::string::npos) << r.out;
+  EXPECT_NE(rows[3].find("+ rows 2816-2999, plan h2816"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("2816x3000x3000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row-split plan"), std::string::npos) << r.out;  // the legend
+  EXPECT_NE(r.out.find("4 entries"), std::string::npos) << r.out;
 }
 
 TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {

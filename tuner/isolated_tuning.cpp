@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tilemm/autotune.hpp"
+#include "tool_conventions.hpp"
 #include "tune_hooks.hpp"
 
 namespace tilemm::cli {
@@ -191,7 +192,7 @@ int run_worker(int device, const Shape& shape, bool force,
     options.force = force;
     autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilemm-tune worker: %s\n", e.what());
+    std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);
     return 1;
   }
   std::printf("done\n");

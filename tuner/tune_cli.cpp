@@ -23,8 +23,11 @@
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "private_paths.hpp"
+#include "row_split.hpp"
 #include "store_open.hpp"
+#include "text_table.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
@@ -52,36 +55,30 @@ std::int64_t parse_ordinal(const std::string& text) {
   return std::stoll(text);
 }
 
+// One message for every value that is not a dimension, whatever is wrong with it (a sign, a
+// letter, too many digits, out of range), so that 99999999999 and 2147483648 read alike.
 std::int64_t parse_dimension(const std::string& text, const char* option) {
-  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw InvalidArgument(option, "'" + text + "' is not a positive integer");
-  const long long v = std::stoll(text);
+  const bool digits = !text.empty() && text.size() <= 10 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const long long v = digits ? std::stoll(text) : 0;
   if (v < 1 || v > 2147483647)
-    throw InvalidArgument(option, "'" + text + "' must be between 1 and 2147483647");
+    throw InvalidArgument(option, "'" + text + "' is not an integer between 1 and 2147483647");
   return v;
 }
 
+constexpr const char* kName = "tilemm-tune";
 // Exit codes (docs/cli.md). kDamagedCache: --list or --export found the cache file damaged and
 // left it in place, so the output lacks its entries.
-constexpr int kOk = 0, kFailure = 1, kUsage = 2, kDamagedCache = 3;
-
-int usage_error(std::ostream& err, const std::string& message) {
-  err << "tilemm-tune: error: " << message << "; see 'tilemm-tune --help'\n";
-  return kUsage;
-}
+constexpr int kOk = tool::kSuccess, kFailure = tool::kFailure, kDamagedCache = 3;
 
 int failure(std::ostream& err, const std::string& message) {
-  std::string line = message;
-  for (auto& c : line)
-    if (c == '\n') c = ' ';
-  err << "tilemm-tune: error: " << line << "\n";
+  err << tool::error_line(kName, message);
   return kFailure;
 }
 
 int damaged_cache(std::ostream& err, const std::string& path, const cache::CacheCorrupt& e,
                   const char* consequence) {
-  err << "tilemm-tune: error: " << cache::damaged_cache_note(path, e.reason()) << "; "
-      << consequence << "\n";
+  err << tool::error_line(kName, cache::damaged_cache_note(path, e.reason()) + "; " + consequence);
   return kDamagedCache;
 }
 
@@ -130,22 +127,21 @@ void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResu
     out << "tuned in " << fixed(r.tuning_seconds, 1) << " s\n";
   else
     out << "from the " << to_string(r.source) << " (tuned " << r.tuned_at << ")\n";
-  out << "  " << std::left << std::setw(44) << "variant" << std::right << std::setw(11)
-      << "median ms" << std::setw(10) << "TFLOP/s" << std::setw(8) << "% peak" << std::setw(11)
-      << "vs winner" << "  status\n";
+  using Align = TextTable::Align;
+  TextTable table({{"variant"}, {"median ms", Align::right}, {"TFLOP/s", Align::right},
+                   {"% peak", Align::right}, {"vs winner", Align::right}, {"status"}},
+                  "  ");
   for (const auto& c : r.candidates) {
-    out << "  " << std::left << std::setw(44) << c.variant << std::right;
     if (c.status == CandidateStatus::ok) {
       const double tf = tflops_of(r.problem, c.stats.median_ms);
-      out << std::setw(11) << fixed(c.stats.median_ms, 4) << std::setw(10) << fixed(tf, 2)
-          << std::setw(7) << (peak > 0 ? fixed(100 * tf / peak, 1) : std::string("-")) << "%"
-          << std::setw(10) << fixed(c.stats.median_ms / r.median_ms, 2) << "x";
+      table.add_row({c.variant, fixed(c.stats.median_ms, 4), fixed(tf, 2),
+                     peak > 0 ? fixed(100 * tf / peak, 1) + "%" : std::string("-"),
+                     fixed(c.stats.median_ms / r.median_ms, 2) + "x", status_text(c)});
     } else {
-      out << std::setw(11) << "-" << std::setw(10) << "-" << std::setw(8) << "-" << std::setw(11)
-          << "-";
+      table.add_row({c.variant, "-", "-", "-", "-", status_text(c)});
     }
-    out << "  " << status_text(c) << "\n";
   }
+  table.print(out);
   out << "\n";
 }
 
@@ -272,7 +268,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
       }
       run.results.push_back(std::move(r));
     } catch (const std::exception& e) {
-      run.errors.push_back(text + ": " + e.what());
+      run.errors.push_back(text + ": " + tool::without_library_prefix(e.what()));
     }
   }
   progress.clear();
@@ -349,6 +345,78 @@ bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
          (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
 }
 
+// A row-split plan's parts are entries of their own (tuned as shapes when the plan was tuned):
+// they are listed under the plan whose candidate they belong to, as "+ rows A-B, plan hH", not
+// as shapes someone asked for.
+struct PlanPart {
+  std::size_t entry;         // index into the entries
+  std::int64_t first, last;  // rows of the planned shape
+  std::int64_t core_rows;    // the plan: rowsplit_h<core_rows>
+};
+
+std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEntry>& entries) {
+  std::vector<std::vector<PlanPart>> parts(entries.size());
+  auto find = [&](const cache::StoredEntry& plan, std::int64_t m) -> std::optional<std::size_t> {
+    std::optional<std::size_t> any;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (e.device_key != plan.device_key || e.problem_class != plan.problem_class ||
+          e.M != m || e.N != plan.N || e.K != plan.K)
+        continue;
+      if (e.source == plan.source) return i;  // parts tuned with the plan share its source
+      if (!any) any = i;
+    }
+    return any;
+  };
+  for (std::size_t p = 0; p < entries.size(); ++p) {
+    const auto& plan = entries[p];
+    std::vector<std::int64_t> heights;  // the winning plan first, then the others tried
+    if (const auto h = detail::parse_row_split(plan.winner)) heights.push_back(*h);
+    for (const auto& c : plan.candidates)
+      if (const auto h = detail::parse_row_split(c.variant); h && (heights.empty() || *h != heights[0]))
+        heights.push_back(*h);
+    for (const auto h : heights) {
+      if (h <= 0 || h >= plan.M) continue;
+      if (const auto core = find(plan, h)) parts[p].push_back({*core, 0, h - 1, h});
+      if (const auto rest = find(plan, plan.M - h)) parts[p].push_back({*rest, h, plan.M - 1, h});
+    }
+  }
+  return parts;
+}
+
+void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries,
+                   const cache::BuildVersions& here) {
+  const auto parts = plan_parts(entries);
+  std::vector<bool> is_part(entries.size(), false);
+  for (const auto& list : parts)
+    for (const auto& part : list) is_part[part.entry] = true;
+  using Align = TextTable::Align;
+  TextTable table({{"device"}, {"shape"}, {"class"}, {"winner"}, {"TFLOP/s", Align::right},
+                   {"source"}, {"tuned at"}, {"state"}});
+  auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
+    table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
+                   e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
+                   stale_here(e, here) ? "stale" : "fresh"});
+  };
+  bool any_parts = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (is_part[i]) continue;
+    const auto& e = entries[i];
+    add(e, shape_text(e.M, e.N, e.K));
+    for (const auto& part : parts[i]) {
+      any_parts = true;
+      const std::string rows = part.first == part.last
+                                   ? "row " + std::to_string(part.first)
+                                   : "rows " + std::to_string(part.first) + "-" + std::to_string(part.last);
+      add(entries[part.entry], "  + " + rows + ", plan h" + std::to_string(part.core_rows));
+    }
+  }
+  table.print(out);
+  if (any_parts)
+    out << "(+ rows A-B, plan hH: rows A to B of the shape above, a part of its row-split plan "
+           "rowsplit_hH, tuned and stored as a shape of its own)\n";
+}
+
 int list_command(const std::string& path, const std::string& device_key, std::ostream& out,
                  std::ostream& err) {
   std::vector<cache::StoredEntry> entries;
@@ -368,17 +436,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   }
   for (const auto& e : cache::preloaded_entries())
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
-  const auto here = versions_here();
-  out << std::left << std::setw(36) << "device" << std::setw(20) << "shape" << std::setw(11)
-      << "class" << std::setw(44) << "winner" << std::right << std::setw(9) << "TFLOP/s"
-      << "  " << std::left << std::setw(12) << "source" << std::setw(22) << "tuned at" << "state\n";
-  for (const auto& e : entries) {
-    out << std::left << std::setw(36) << e.device_key << std::setw(20) << shape_text(e.M, e.N, e.K)
-        << std::setw(11) << e.problem_class << std::setw(44) << e.winner << std::right
-        << std::setw(9) << fixed(e.tflops, 2) << "  " << std::left << std::setw(12)
-        << (e.source == "tuned" ? "tuned here" : e.source) << std::setw(22) << e.tuned_at
-        << (stale_here(e, here) ? "stale" : "fresh") << "\n";
-  }
+  print_entries(out, entries, versions_here());
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
   if (damaged) return damaged_cache(err, path, *damaged, "only the preloaded entries were listed");
   return kOk;
@@ -481,61 +539,88 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 
 int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                  bool err_is_terminal) {
-  CLI::App app{"Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning cache.",
-               "tilemm-tune"};
-  std::string sizes, shapes, device, cache, export_file, import_file, device_key;
+  tool::ToolCli cli(kName,
+                    "Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning "
+                    "cache.\nExactly one action per run: tuning (--sizes and/or --shapes), --list, "
+                    "--export, --import or --clear.\n",
+                    out, err);
+  CLI::App& app = cli.app();
+  std::vector<std::string> size_lists, shape_lists;
+  std::string device, cache, export_file, import_file, device_key;
   bool force = false, as_json = false, list = false, clear = false;
-  app.add_option("--sizes", sizes, "Square sizes to tune, e.g. 512,1024,4096");
-  app.add_option("--shapes", shapes, "Shapes to tune as MxNxK, e.g. 1024x512x256,4096x4096x64");
-  app.add_option("--device", device, "GPU ordinal to tune on, or 'all' (one thread per GPU); default: the current one");
-  app.add_option("--cache", cache, "SQLite cache file (default: $TILEMM_CACHE, else ~/.cache/tilemm/tuning.db)");
-  app.add_flag("--force", force, "Re-tune shapes that have a fresh cached result");
-  app.add_flag("--json", as_json, "Print the tuning results as JSON on stdout");
+  app.add_option("--sizes", size_lists, "Tune square shapes N x N x N, e.g. 512,1024,4096 (repeatable)")
+      ->option_text("LIST")->allow_extra_args(false);
+  app.add_option("--shapes", shape_lists, "Tune M x N x K shapes, e.g. 1024x512x256,4096x4096x64 (repeatable; after --sizes)")
+      ->option_text("LIST")->allow_extra_args(false);
+  app.add_option("--device", device, "Tuning: GPU ordinal, or 'all' (one thread per GPU); default: the current one")
+      ->option_text("N|all");
+  app.add_flag("--force", force, "Tuning: re-tune shapes that have a fresh result (cached or preloaded)");
+  app.add_flag("--json", as_json, "Tuning: print the results as JSON on stdout");
   app.add_flag("--list", list, "List the cache's entries (and the preloaded ones) with source and freshness");
-  app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)");
-  app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing");
+  app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)")
+      ->option_text("FILE|-");
+  app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing")
+      ->option_text("FILE");
   app.add_flag("--clear", clear, "Remove every entry and CUBIN from the cache");
-  app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries");
+  app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries")
+      ->option_text("KEY");
+  app.add_option("--cache", cache, "SQLite cache file (default: see Cache below)")->option_text("PATH");
   Isolation isolation;
   bool in_process = false, worker = false;
   std::vector<std::string> skips;
   std::string lease_owner;
   app.add_option("--watchdog-seconds", isolation.watchdog_seconds,
-                 "Kill a tuning worker that shows no progress for this long (default 120)")
-      ->check(CLI::Range(1.0, 86400.0));
+                 "Tuning: kill a worker process that shows no progress for this long (1 to 86400; default 120)")
+      ->option_text("SECONDS")
+      ->check(tool::number_between(1, 86400));
   app.add_flag("--in-process", in_process,
-               "Tune in this process instead of in watched worker processes (a crashing or "
-               "hanging candidate then takes tilemm-tune down)");
+               "Tuning: no worker processes (a crashing or hanging candidate then takes tilemm-tune "
+               "down)");
   // The worker side of the isolation protocol (tuner/isolated_tuning.hpp); not for users.
   app.add_flag("--worker", worker)->group("");
   app.add_option("--skip", skips)->group("");
   app.add_option("--lease-owner", lease_owner)->group("");
-  app.set_version_flag("--version", std::string("tilemm-tune ") + TILEMM_VERSION +
-                                        " (kernel templates " + detail::templates_hash() + ")");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kOk;
-  } catch (const CLI::CallForVersion&) {
-    out << app.version() << "\n";
-    return kOk;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(err, e.what());
-  }
+  cli.set_version(std::string(kName) + " " + TILEMM_VERSION + " (kernel templates " +
+                  detail::templates_hash() + ")");
+  cli.set_usage(
+      "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
+      "            [--watchdog-seconds SECONDS | --in-process] [--cache PATH]\n"
+      "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
+      "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
+      "tilemm-tune --import FILE [--cache PATH]\n"
+      "tilemm-tune --clear [--cache PATH]");
+  cli.set_footer(
+      "Examples:\n"
+      "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
+      "  tilemm-tune --shapes 4096x4096x64 --device all --json > result.json\n"
+      "  tilemm-tune --list                    what is cached and preloaded, fresh or stale\n"
+      "\n"
+      "A shape with a fresh result (in the cache, or preloaded for this GPU model) is printed, not\n"
+      "tuned again; --force measures it anew. Tuning needs a GPU; the other actions do not.\n"
+      "\n"
+      "Cache: --cache PATH, else $TILEMM_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db\n"
+      "  (now: " + cache_path() + ")\n"
+      "\n" + tool::exit_codes_help() + "\n"
+      "  3  --list or --export found the cache file damaged and left it in place: the output\n"
+      "     lacks its entries (the next tuning, gemm() call, --import or --clear replaces it)\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
 
-  const bool tune = !sizes.empty() || !shapes.empty();
+  // Repeated --sizes/--shapes add up, sizes first.
+  std::string sizes, shapes;
+  for (const auto& part : size_lists) sizes += (sizes.empty() ? "" : ",") + part;
+  for (const auto& part : shape_lists) shapes += (shapes.empty() ? "" : ",") + part;
+  const bool tune = !size_lists.empty() || !shape_lists.empty();
   const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear);
-  if (actions == 0) return usage_error(err, "nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
-  if (actions > 1) return usage_error(err, "give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
-  if (!device_key.empty() && !list && export_file.empty()) return usage_error(err, "--device-key only applies to --list and --export");
+  if (actions == 0) return cli.usage_error("nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
+  if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
+  if (!device_key.empty() && !list && export_file.empty()) return cli.usage_error("--device-key only applies to --list and --export");
   if ((force || as_json || !device.empty() || in_process) && !tune)
-    return usage_error(err, "--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
+    return cli.usage_error("--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
 
   try {
     std::vector<Shape> todo;
-    if (!sizes.empty()) todo = parse_sizes(sizes);
-    if (!shapes.empty()) {
+    if (!size_lists.empty()) todo = parse_sizes(sizes);
+    if (!shape_lists.empty()) {
       const auto more = parse_shapes(shapes);
       todo.insert(todo.end(), more.begin(), more.end());
     }
@@ -543,7 +628,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
     const std::string path = cache_path();
     if (worker) {
-      if (todo.size() != 1 || device.empty()) return usage_error(err, "--worker needs one shape and --device");
+      if (todo.size() != 1 || device.empty()) return cli.usage_error("--worker needs one shape and --device");
       std::map<std::string, std::string> skip;
       for (const auto& s : skips) {
         const auto eq = s.find('=');
@@ -558,11 +643,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (!import_file.empty()) return import_command(path, import_file, out, err);
     return clear_command(path, out, err);
   } catch (const InvalidArgument& e) {
-    const std::string& arg = e.argument();
-    if (arg.rfind("--", 0) == 0) return usage_error(err, e.what());
-    return failure(err, std::string(e.what()) + " (nothing was changed)");
+    if (tool::is_option_error(e)) return cli.usage_error(tool::describe(e));
+    return failure(err, tool::describe(e) + " (nothing was changed)");
   } catch (const std::exception& e) {
-    return failure(err, e.what());
+    return failure(err, tool::describe(e));
   }
 }
 
