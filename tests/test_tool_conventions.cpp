@@ -128,14 +128,17 @@ Result run_program(const std::string& program, const std::string& args) {
 
 struct Program {
   std::string name, path;
+  std::string bad_value;  // an option with a value out of its range: a usage error
+  std::string gpu_work;   // a valid command line that needs a GPU
 };
 
 std::vector<Program> programs() {
-  std::vector<Program> list = {{"tilemm-tune", TILEMM_TUNE_BINARY}};
+  std::vector<Program> list = {{"tilemm-tune", TILEMM_TUNE_BINARY, "--sizes 99999999999", "--sizes 64"},
+                               {"tilemm-check", TILEMM_CHECK_BINARY, "--cases 0", "--cases 3"}};
 #ifdef TILEMM_BENCH_BINARY
-  list.push_back({"tilemm-bench", TILEMM_BENCH_BINARY});
-  list.push_back({"tilemm-split-probe", TILEMM_SPLIT_PROBE_BINARY});
-  list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY});
+  list.push_back({"tilemm-bench", TILEMM_BENCH_BINARY, "--sizes 99999999999", "--sizes 64"});
+  list.push_back({"tilemm-split-probe", TILEMM_SPLIT_PROBE_BINARY, "--sizes 99999999999", "--sizes 64"});
+  list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--size 0", "--size 64"});
 #endif
   return list;
 }
@@ -159,8 +162,7 @@ TEST(ToolPrograms, HelpAndVersionExitZero) {
 
 TEST(ToolPrograms, UsageErrorsExitTwoWithOneErrorLine) {
   for (const auto& p : programs()) {
-    const std::string bad_value = p.name == "tilemm-dispatch-bench" ? "--size 0" : "--sizes 99999999999";
-    for (const std::string& args : {std::string("--bogus"), std::string("stray"), bad_value}) {
+    for (const std::string& args : {std::string("--bogus"), std::string("stray"), p.bad_value}) {
       const Result r = run_program(p.path, args);
       EXPECT_EQ(r.code, 2) << p.name << " " << args << ": " << r.err;
       EXPECT_EQ(r.err.rfind(p.name + ": error: ", 0), 0u) << p.name << " " << args << ": " << r.err;
@@ -175,8 +177,7 @@ TEST(ToolPrograms, WithoutAGpuTheyFailWithExitOneAndSayWhy) {
   if (device_count() > 0) GTEST_SKIP() << "a CUDA device is present: these would run, not fail";
   for (const auto& p : programs()) {
     // Valid command lines that need a GPU: the failure is not the command line's.
-    const std::string args = p.name == "tilemm-tune" ? "--sizes 64" : p.name == "tilemm-dispatch-bench" ? "--size 64" : "--sizes 64";
-    const Result r = run_program(p.path, args);
+    const Result r = run_program(p.path, p.gpu_work);
     EXPECT_EQ(r.code, 1) << p.name << r.err;
     EXPECT_EQ(r.err.rfind(p.name + ": error: ", 0), 0u) << p.name << r.err;
     EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << p.name << r.err;

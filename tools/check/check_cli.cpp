@@ -11,15 +11,10 @@
 
 #include "differential_run.hpp"
 #include "tilemm/tilemm.hpp"
-
-#ifndef TILEMM_VERSION
-#define TILEMM_VERSION "unknown"
-#endif
+#include "tool_conventions.hpp"
 
 namespace tilemm::check {
 namespace {
-
-constexpr int kOk = 0, kFailure = 1, kUsage = 2;
 
 // A scratch folder for a cache that tuning random shapes may fill, removed at the end.
 class ScratchFolder {
@@ -52,55 +47,51 @@ std::uint64_t random_seed() {
 
 int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                   bool err_is_terminal) {
-  CLI::App app{"Check tilemm's GEMM entry points against a float64 reference on random cases: "
-               "every layout, op, shape class, leading-dimension padding, pointer offset, "
-               "alpha/beta and batch layout, on this machine's GPU.",
-               "tilemm-check"};
+  tool::ToolCli cli("tilemm-check",
+                    "Check tilemm's GEMM entry points against a float64 reference on random cases: "
+                    "every layout, op, shape class, leading-dimension padding, pointer offset, "
+                    "alpha/beta and batch layout, on this machine's GPU.\n",
+                    out, err);
   std::int64_t cases = 2000, only_case = -1, max_dim = DrawLimits{}.max_dim, max_failures = 10;
   std::string seed_text, tuning = "off", effort = "quick", cache;
-  app.add_option("--cases", cases, "How many cases to run (default 2000)")->type_name("N")->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}).description(""));
-  app.add_option("--seed", seed_text, "Seed of the cases (default: a random one, printed)")->type_name("SEED");
-  app.add_option("--case", only_case, "Run only this case of the seed (to reproduce a failure)")->type_name("INDEX")->check(CLI::Range(std::int64_t{0}, std::int64_t{100000000}).description(""));
-  app.add_option("--tuning", tuning, "off: serve every call without tuning (fallback or stored winners, as TILEMM_TUNE=off); on: tune every new shape first")
-      ->type_name("off|on")->check(CLI::IsMember({"off", "on"}).description(""));
-  app.add_option("--effort", effort, "With --tuning on: quick (default, as TILEMM_TUNE_EFFORT=quick) or standard timing")
-      ->type_name("quick|standard")->check(CLI::IsMember({"quick", "standard"}).description(""));
-  app.add_option("--cache", cache, "Tuning cache to use (default: with --tuning on, a scratch cache removed at the end; with --tuning off, the usual cache)")->type_name("PATH");
-  app.add_option("--max-dim", max_dim, "Largest M, N or K drawn (default 1500)")->type_name("N")->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}).description(""));
-  app.add_option("--max-failures", max_failures, "Stop after this many failed cases (default 10)")->type_name("N")->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}).description(""));
-  app.set_version_flag("--version", std::string("tilemm-check ") + TILEMM_VERSION);
-  app.footer(
-      "Exit codes: 0 every case passed; 1 a case failed, or no CUDA device; 2 a usage error.\n"
+  CLI::App& app = cli.app();
+  app.add_option("--cases", cases, "How many cases to run (default 2000)")
+      ->option_text("N")->check(tool::integer_between(1, 100000000));
+  app.add_option("--seed", seed_text, "Seed of the cases (default: a random one, printed)")
+      ->option_text("SEED")->check(tool::integer_between(0, 999999999999999999));
+  app.add_option("--case", only_case, "Run only this case of the seed (to reproduce a failure)")
+      ->option_text("INDEX")->check(tool::integer_between(0, 100000000));
+  app.add_option("--tuning", tuning,
+                 "off: serve every call without tuning (stored winners, the nearest tuned shape's "
+                 "or the default variant, as TILEMM_TUNE=off); on: tune each new shape first")
+      ->option_text("off|on")->check(CLI::IsMember({"off", "on"}).description(""));
+  app.add_option("--effort", effort, "With --tuning on: quick (default) or standard timing (TILEMM_TUNE_EFFORT)")
+      ->option_text("quick|standard")->check(CLI::IsMember({"quick", "standard"}).description(""));
+  app.add_option("--cache", cache,
+                 "Tuning cache (default: with --tuning on, a scratch cache removed at the end; "
+                 "with --tuning off, the usual one)")
+      ->option_text("PATH");
+  app.add_option("--max-dim", max_dim, "Largest M, N or K drawn (default 1500)")
+      ->option_text("N")->check(tool::integer_between(1, 65536));
+  app.add_option("--max-failures", max_failures, "Stop after this many failed cases (default 10)")
+      ->option_text("N")->check(tool::integer_between(1, 100000000));
+  cli.set_usage("tilemm-check [--cases N] [--seed SEED] [--tuning off|on] [--effort quick|standard]\n"
+                "             [--cache PATH] [--max-dim N] [--max-failures N]\n"
+                "tilemm-check --seed SEED --case INDEX [--tuning off|on] [--max-dim N]");
+  cli.set_footer(
       "A failure prints every parameter of its case and the command that runs it again.\n"
+      "\n"
       "Examples:\n"
       "  tilemm-check --cases 10000 --seed 7\n"
       "  tilemm-check --cases 200 --tuning on\n"
-      "  tilemm-check --seed 7 --case 1234\n");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kOk;
-  } catch (const CLI::CallForVersion&) {
-    out << app.version() << "\n";
-    return kOk;
-  } catch (const CLI::ParseError& e) {
-    err << "tilemm-check: error: " << e.what() << "; see 'tilemm-check --help'\n";
-    return kUsage;
-  }
-  std::uint64_t seed = 0;
-  if (seed_text.empty()) {
-    seed = random_seed();
-  } else if (seed_text.size() > 19 || seed_text.find_first_not_of("0123456789") != std::string::npos) {
-    err << "tilemm-check: error: --seed '" << seed_text << "' is not a non-negative integer below 10^19; see 'tilemm-check --help'\n";
-    return kUsage;
-  } else {
-    seed = std::stoull(seed_text);
-  }
+      "  tilemm-check --seed 7 --case 1234\n"
+      "\n" + tool::exit_codes_help() + "\nA case that fails is a failure: exit 1.\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
+  const std::uint64_t seed = seed_text.empty() ? random_seed() : std::stoull(seed_text);
 
   // The environment is set before the library reads it: the C API takes its options from it.
   std::optional<ScratchFolder> scratch;
-  try {
+  return cli.run([&] {
     const bool tune = tuning == "on";
     setenv("TILEMM_TUNE", tune ? "on_miss" : "off", 1);
     if (tune) setenv("TILEMM_TUNE_EFFORT", effort.c_str(), 1);
@@ -110,10 +101,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
       scratch.emplace();
       setenv("TILEMM_CACHE", scratch->file("tuning.db").c_str(), 1);
     }
-    if (device_count() == 0) {
-      err << "tilemm-check: error: no CUDA device found; the check runs every case on a GPU\n";
-      return kFailure;
-    }
+    if (device_count() == 0) return cli.failure("no CUDA device found; the check runs every case on a GPU");
     const DeviceInfo& device = current_device();
     out << "tilemm-check " << TILEMM_VERSION << " on " << device.name << " [" << device.ordinal
         << "], seed " << seed << ", tuning " << tuning << (tune ? " (" + effort + " effort)" : "")
@@ -154,11 +142,8 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
       sep = ", ";
     }
     out << ")\n";
-    return failed == 0 ? kOk : kFailure;
-  } catch (const std::exception& e) {
-    err << "tilemm-check: error: " << e.what() << "\n";
-    return kFailure;
-  }
+    return failed == 0 ? tool::kSuccess : tool::kFailure;
+  });
 }
 
 }  // namespace tilemm::check
