@@ -10,6 +10,7 @@
 #include "differential_case.hpp"
 #include "differential_run.hpp"
 #include "gpu_test_support.hpp"
+#include "program_output.hpp"
 #include "temp_dir.hpp"
 
 namespace tilemm::check {
@@ -98,21 +99,10 @@ TEST(DifferentialBound, IsTheFp32RoundingBoundOfAKTermDotProduct) {
 
 // ---- tilemm-check as a program --------------------------------------------------------------
 
-struct Output {
-  int code;
-  std::string text;
-};
+using Output = testing::ProgramOutput;
 
 Output run_check(const std::string& args) {
-  const std::string command = std::string(TILEMM_CHECK_BINARY) + " " + args + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, ""};
-  std::string text;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  return testing::run_command(std::string(TILEMM_CHECK_BINARY) + " " + args + " 2>&1");
 }
 
 TEST(TilemmCheckCli, UsageErrorsExitTwoAndHelpNamesTheExitCodes) {

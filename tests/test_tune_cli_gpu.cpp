@@ -7,25 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_test_support.hpp"
+#include "program_output.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
-struct Output {
-  int code;
-  std::string text;
-};
+using Output = tilemm::testing::ProgramOutput;
 
 Output run(const std::string& args, const char* binary = TILEMM_TUNE_BINARY) {
-  const std::string command = std::string(binary) + " " + args;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, ""};
-  std::string text;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  return tilemm::testing::run_command(std::string(binary) + " " + args);
 }
 
 TEST(TuneCliGpu, TunesShapesPrintsJsonAndServesTheSecondRunFromTheCache) {
