@@ -2,6 +2,7 @@
 // and on the GPU, tilemm-check run as a user would, with tuning off and on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -142,15 +143,24 @@ void expect_all_pass(const std::string& args) {
   EXPECT_NE(o.text.find("cases passed"), std::string::npos) << o.text;
 }
 
+// The suite's case counts, times TILEMM_TEST_DIFFERENTIAL_SCALE (a positive integer) for a
+// longer run.
+std::string cases(int count) {
+  int scale = 1;
+  if (const char* s = std::getenv("TILEMM_TEST_DIFFERENTIAL_SCALE"); s != nullptr && *s)
+    scale = std::max(1, std::atoi(s));
+  return "--cases " + std::to_string(static_cast<long long>(count) * scale);
+}
+
 TEST(DifferentialGpu, EveryEntryPointMatchesFloat64WithTuningOff) {
   TILEMM_REQUIRE_DEVICE();
-  expect_all_pass("--cases 2000 --tuning off");
+  expect_all_pass(cases(2000) + " --tuning off");
 }
 
 TEST(DifferentialGpu, EveryEntryPointMatchesFloat64WithTuningOn) {
   TILEMM_REQUIRE_DEVICE();
   testing::TempDir dir;
-  expect_all_pass("--cases 200 --tuning on --effort quick --cache " + dir.file("tuning.db"));
+  expect_all_pass(cases(200) + " --tuning on --effort quick --cache " + dir.file("tuning.db"));
 }
 
 }  // namespace
