@@ -335,14 +335,8 @@ cache::BuildVersions versions_here() {
   v.nvrtc_version = nvrtc_version();
   int driver = 0;
   if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
-  v.driver_version = driver;  // 0 where there is no driver: then only the others decide
+  v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
   return v;
-}
-
-bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
-  return e.versions.template_hash != here.template_hash ||
-         e.versions.nvrtc_version != here.nvrtc_version ||
-         (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
 }
 
 // A row-split plan's parts are entries of their own (tuned as shapes when the plan was tuned):
@@ -396,7 +390,7 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
   auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
     table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   stale_here(e, here) ? "stale" : "fresh"});
+                   cache::is_stale(e, here) ? "stale" : "fresh"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
