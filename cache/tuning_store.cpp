@@ -9,9 +9,10 @@
 namespace tilemm::cache {
 
 bool is_stale(const StoredEntry& e, const BuildVersions& current) {
+  const bool driver_known = current.driver_version != 0;
   return e.versions.template_hash != current.template_hash ||
          e.versions.nvrtc_version != current.nvrtc_version ||
-         e.versions.driver_version != current.driver_version;
+         (driver_known && e.versions.driver_version != current.driver_version);
 }
 
 namespace {

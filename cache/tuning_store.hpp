@@ -35,7 +35,10 @@ struct StoredEntry {
   std::vector<CandidateResult> candidates;
 };
 
-// Stale: tuned under another driver, NVRTC or template set than `current`.
+// Stale: tuned under another driver, NVRTC or template set than `current`. The one staleness
+// rule, used by dispatch and by tilemm-tune --list alike. A `current.driver_version` of 0 means
+// the driver is unknown (no driver on this machine, e.g. listing a cache without a GPU): then the
+// template hash and the NVRTC version alone decide. Cost: compares three values.
 bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
 class TuningStore {

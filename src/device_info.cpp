@@ -85,7 +85,6 @@ DeviceInfo query_device(int ordinal) {
   d.max_grid_x = prop.maxGridSize[0];
   d.max_grid_y = prop.maxGridSize[1];
   d.max_grid_z = prop.maxGridSize[2];
-  d.max_registers_per_block = prop.regsPerBlock;
   d.clock_khz = attribute(cudaDevAttrClockRate, ordinal);
   d.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
   return d;

@@ -12,29 +12,25 @@
 #include <thread>
 #include <unordered_map>
 
-#include <unistd.h>
-
 #include "cuda_check.hpp"
 #include "gpu_bench.hpp"
 #include "kernel_library.hpp"
 #include "kernel_sources.hpp"
 #include "launch.hpp"
+#include "lease_owner.hpp"
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
 #include "row_split.hpp"
 #include "store_open.hpp"
 #include "stream_check.hpp"
+#include "tflops.hpp"
 #include "utc_time.hpp"
 #include "tune_hooks.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
 #include "tuning_store.hpp"
-
-#ifndef TILEMM_VERSION
-#define TILEMM_VERSION "unknown"
-#endif
 
 namespace tilemm {
 
@@ -88,12 +84,6 @@ struct Decision {
   // shapes of their own, each to its own winner.
   std::int64_t split_rows = 0;
 };
-
-double tflops(const Problem& p, double ms) {
-  return ms > 0 ? 2.0 * static_cast<double>(p.M) * static_cast<double>(p.N) *
-                      static_cast<double>(p.K) / (ms * 1e-3) / 1e12
-                : 0.0;
-}
 
 cache::BuildVersions running_versions(const DeviceInfo& device) {
   return {detail::templates_hash(), device.nvrtc_version, device.driver_version};
@@ -353,11 +343,7 @@ class Dispatcher {
     constexpr double kLeaseSeconds = 300.0;
     constexpr double kMaxWaitSeconds = 2 * kLeaseSeconds;
     const std::string key = device.model_key() + "|" + describe(problem);
-    static const std::string process_owner = [] {
-      char host[256] = {};
-      gethostname(host, sizeof host - 1);
-      return std::string(host) + ":" + std::to_string(getpid());
-    }();
+    static const std::string process_owner = cache::process_lease_owner();
     const detail::TuneHooks* hooks = detail::current_tune_hooks();
     const std::string owner =
         hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : process_owner;
@@ -439,7 +425,7 @@ class Dispatcher {
     e.problem_class = problem_class(problem);
     e.winner = outcome.winner;
     e.median_ms = outcome.median_ms;
-    e.tflops = tflops(problem, outcome.median_ms);
+    e.tflops = detail::tflops(problem, outcome.median_ms);
     e.margin = outcome.margin;
     e.tuned_at = detail::utc_now_text("%Y-%m-%dT%H:%M:%SZ");
     e.tilemm_version = TILEMM_VERSION;

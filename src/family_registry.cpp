@@ -10,10 +10,6 @@
 namespace tilemm::detail {
 namespace {
 
-std::uint64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return static_cast<std::uint64_t>((a + b - 1) / b);
-}
-
 LaunchGeometry grid_over_c(std::int64_t M, std::int64_t N, int tile_m, int tile_n, unsigned bx,
                            unsigned by) {
   LaunchGeometry g;

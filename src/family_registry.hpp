@@ -26,6 +26,11 @@ struct LaunchGeometry {
   std::uint64_t grid_x64 = 1, grid_y64 = 1, grid_z64 = 1;  // before narrowing, for can_run
 };
 
+// Tiles of `tile` (> 0) that cover `extent` (>= 0): a grid dimension before narrowing.
+inline std::uint64_t ceil_div(std::int64_t extent, std::int64_t tile) {
+  return static_cast<std::uint64_t>((extent + tile - 1) / tile);
+}
+
 struct Family {
   std::string name;
   std::string template_file;

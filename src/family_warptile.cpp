@@ -113,10 +113,6 @@ std::size_t cluster_shared_bytes(const Variant& v) {
                                        static_cast<std::size_t>(t.bn) * sizeof(float));
 }
 
-std::uint64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return static_cast<std::uint64_t>((a + b - 1) / b);
-}
-
 LaunchGeometry geometry(const Variant& v, const Problem& p) {
   const Tiles t(v);
   LaunchGeometry g;

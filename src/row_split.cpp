@@ -1,5 +1,9 @@
 #include "row_split.hpp"
 
+#include <string_view>
+
+#include "text_fields.hpp"
+
 namespace tilemm::detail {
 namespace {
 constexpr char kPrefix[] = "rowsplit_h";
@@ -14,13 +18,8 @@ std::string row_split_name(std::int64_t core_rows) { return kPrefix + std::to_st
 
 std::optional<std::int64_t> parse_row_split(const std::string& name) {
   if (name.compare(0, kPrefixLength, kPrefix) != 0) return std::nullopt;
-  const std::string digits = name.substr(kPrefixLength);
-  if (digits.empty() || digits.size() > 18 || digits[0] == '0') return std::nullopt;
-  std::int64_t rows = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    rows = rows * 10 + (c - '0');
-  }
+  const auto rows = parse_canonical_decimal(std::string_view(name).substr(kPrefixLength), 18);
+  if (!rows || *rows == 0) return std::nullopt;  // a plan splits off at least one row
   return rows;
 }
 

@@ -2,8 +2,11 @@
 #include "tilemm/variant.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "family_registry.hpp"
+#include "text_fields.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm {
@@ -26,35 +29,18 @@ std::string variant_name(const Variant& v) {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts(1);
-  for (char c : s) {
-    if (c == sep)
-      parts.emplace_back();
-    else
-      parts.back() += c;
-  }
-  return parts;
-}
-
-// A non-negative decimal without sign or leading zeros, so that only the canonical spelling
-// parses and names stay unique keys.
-bool parse_canonical_int(const std::string& digits, int& out) {
-  if (digits.empty() || digits.size() > 9) return false;
-  if (digits.size() > 1 && digits[0] == '0') return false;
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  out = value;
-  return true;
+// A parameter value in its canonical spelling only, so that names stay unique keys; 9 digits
+// always fit an int.
+std::optional<int> parse_parameter_value(std::string_view digits) {
+  const auto value = detail::parse_canonical_decimal(digits, 9);
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
 }
 
 }  // namespace
 
 Variant parse_variant(const std::string& name) {
-  const auto parts = split(name, '_');
+  const auto parts = detail::split(name, '_');
   const detail::Family* family = nullptr;
   for (const auto& f : families())
     if (f.name == parts[0]) family = &f;
@@ -68,12 +54,14 @@ Variant parse_variant(const std::string& name) {
   for (std::size_t i = 0; i < family->params.size(); ++i) {
     const auto& spec = family->params[i];
     const std::string& part = parts[i + 1];
-    int value = 0;
-    if (part.compare(0, spec.key.size(), spec.key) != 0 ||
-        !parse_canonical_int(part.substr(spec.key.size()), value))
+    const auto parsed = part.compare(0, spec.key.size(), spec.key) == 0
+                            ? parse_parameter_value(std::string_view(part).substr(spec.key.size()))
+                            : std::nullopt;
+    if (!parsed)
       throw InvalidArgument("variant", "'" + name + "': parameter " + std::to_string(i + 1) +
                                            " must be '" + spec.key + "<number>', got '" + part +
                                            "'");
+    const int value = *parsed;
     bool in_space = false;
     for (int allowed : spec.values) in_space = in_space || allowed == value;
     if (!in_space)

@@ -113,6 +113,23 @@ TEST(TuningStore, StalenessIsDecidedPerEntry) {
   EXPECT_TRUE(is_stale(*b, now));
 }
 
+TEST(TuningStore, WithoutADriverOnlyTheTemplatesAndNvrtcDecideStaleness) {
+  // Driver version 0: no driver here (tilemm-tune --list on a machine without a GPU), so an
+  // entry tuned under any driver is fresh if its templates and NVRTC match, and stale if not.
+  const BuildVersions no_driver{"0123456789abcdef", 13000, 0};
+  auto entry = sample_entry();
+  entry.versions.driver_version = 12080;
+  EXPECT_FALSE(is_stale(entry, no_driver));
+  auto other_nvrtc = entry;
+  other_nvrtc.versions.nvrtc_version = 12090;
+  EXPECT_TRUE(is_stale(other_nvrtc, no_driver));
+  auto other_templates = entry;
+  other_templates.versions.template_hash = "fedcba9876543210";
+  EXPECT_TRUE(is_stale(other_templates, no_driver));
+  // With a known driver, the same entry is stale.
+  EXPECT_TRUE(is_stale(entry, BuildVersions{"0123456789abcdef", 13000, 13000}));
+}
+
 TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
   testing::TempDir dir;
   const std::string path = dir.file("old.db");

@@ -6,10 +6,6 @@
 
 #include "tilemm/error.hpp"
 
-#ifndef TILEMM_VERSION
-#define TILEMM_VERSION "unknown"
-#endif
-
 namespace tilemm::tool {
 namespace {
 

@@ -51,9 +51,6 @@ class GpuBench : public CandidateBench {
   CheckResult verify_launch(const Launcher& launch);
   TimingResult time_launch(const Launcher& launch, double give_up_ms);
 
-  // How many copies of (A, B, C) the timing rotates through.
-  int rotation_sets() const { return static_cast<int>(sets_.size()); }
-
  private:
   struct Set {
     float* A = nullptr;

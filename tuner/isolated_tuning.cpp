@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "lease_owner.hpp"
 #include "tilemm/autotune.hpp"
 #include "tool_conventions.hpp"
 #include "tune_hooks.hpp"
@@ -107,9 +108,7 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
   // Each failed worker removes one candidate, so this bounds the restarts.
   const std::size_t max_workers = variant_space().size() + 1;
   // One lease owner for all workers of this shape: a replacement takes over a dead worker's lease.
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  const std::string lease_owner = std::string(host) + ":" + std::to_string(getpid()) + ":gpu" + std::to_string(device);
+  const std::string lease_owner = cache::process_lease_owner() + ":gpu" + std::to_string(device);
   for (std::size_t attempt = 0; attempt < max_workers; ++attempt) {
     std::vector<std::string> argv = {self, "--worker", "--device", std::to_string(device), "--shapes", shape_text,
                                      "--lease-owner", lease_owner};

@@ -25,29 +25,18 @@
 #include "private_paths.hpp"
 #include "row_split.hpp"
 #include "store_open.hpp"
+#include "text_fields.hpp"
 #include "text_table.hpp"
+#include "tflops.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
-#ifndef TILEMM_VERSION
-#define TILEMM_VERSION "unknown"
-#endif
-
 namespace tilemm::cli {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!text.empty() && text.back() == sep) parts.emplace_back();
-  return parts;
-}
 
 std::int64_t parse_ordinal(const std::string& text) {
   if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
@@ -113,10 +102,6 @@ std::string status_text(const CandidateResult& c) {
 
 namespace {
 
-double tflops_of(const Problem& p, double ms) {
-  return ms > 0 ? 2.0 * double(p.M) * double(p.N) * double(p.K) / (ms * 1e-3) / 1e12 : 0.0;
-}
-
 void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResult& r) {
   const double peak = device.fp32_peak_tflops();
   out << shape_text(r.problem.M, r.problem.N, r.problem.K) << " (" << r.problem_class << ") on "
@@ -133,7 +118,7 @@ void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResu
                   "  ");
   for (const auto& c : r.candidates) {
     if (c.status == CandidateStatus::ok) {
-      const double tf = tflops_of(r.problem, c.stats.median_ms);
+      const double tf = detail::tflops(r.problem, c.stats.median_ms);
       table.add_row({c.variant, fixed(c.stats.median_ms, 4), fixed(tf, 2),
                      peak > 0 ? fixed(100 * tf / peak, 1) + "%" : std::string("-"),
                      fixed(c.stats.median_ms / r.median_ms, 2) + "x", status_text(c)});
@@ -148,7 +133,7 @@ void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResu
 // The exchange format's fields plus the TFLOP/s the table shows.
 json candidate_json(const CandidateResult& c, const Problem& p) {
   json j = cache::candidate_to_json(c);
-  j["tflops"] = c.status == CandidateStatus::ok ? tflops_of(p, c.stats.median_ms) : 0.0;
+  j["tflops"] = c.status == CandidateStatus::ok ? detail::tflops(p, c.stats.median_ms) : 0.0;
   return j;
 }
 
@@ -335,14 +320,8 @@ cache::BuildVersions versions_here() {
   v.nvrtc_version = nvrtc_version();
   int driver = 0;
   if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
-  v.driver_version = driver;  // 0 where there is no driver: then only the others decide
+  v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
   return v;
-}
-
-bool stale_here(const cache::StoredEntry& e, const cache::BuildVersions& here) {
-  return e.versions.template_hash != here.template_hash ||
-         e.versions.nvrtc_version != here.nvrtc_version ||
-         (here.driver_version != 0 && e.versions.driver_version != here.driver_version);
 }
 
 // A row-split plan's parts are entries of their own (tuned as shapes when the plan was tuned):
@@ -396,7 +375,7 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
   auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
     table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   stale_here(e, here) ? "stale" : "fresh"});
+                   cache::is_stale(e, here) ? "stale" : "fresh"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -515,25 +494,25 @@ int clear_command(const std::string& path, std::ostream& out, std::ostream& err)
 }  // namespace
 
 std::vector<Shape> parse_sizes(const std::string& text) {
+  if (text.empty()) throw InvalidArgument("--sizes", "needs at least one size");
   std::vector<Shape> shapes;
-  for (const auto& part : split(text, ',')) {
+  for (const auto& part : detail::split(text, ',')) {
     const auto n = parse_dimension(part, "--sizes");
     shapes.push_back({n, n, n});
   }
-  if (shapes.empty()) throw InvalidArgument("--sizes", "needs at least one size");
   return shapes;
 }
 
 std::vector<Shape> parse_shapes(const std::string& text) {
+  if (text.empty()) throw InvalidArgument("--shapes", "needs at least one shape");
   std::vector<Shape> shapes;
-  for (const auto& part : split(text, ',')) {
-    const auto dims = split(part, 'x');
+  for (const auto& part : detail::split(text, ',')) {
+    const auto dims = detail::split(part, 'x');
     if (dims.size() != 3)
       throw InvalidArgument("--shapes", "'" + part + "' is not of the form MxNxK");
     shapes.push_back({parse_dimension(dims[0], "--shapes"), parse_dimension(dims[1], "--shapes"),
                       parse_dimension(dims[2], "--shapes")});
   }
-  if (shapes.empty()) throw InvalidArgument("--shapes", "needs at least one shape");
   return shapes;
 }
 

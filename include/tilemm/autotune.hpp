@@ -85,7 +85,6 @@ struct AutotuneResult {
   ResultSource source = ResultSource::tuned;
   double tuning_seconds = 0.0;  // wall time of this tuning (0 when served from the cache)
   std::string tuned_at;         // ISO-8601 UTC
-  bool stale = false;           // set by listings: tuned under another driver/NVRTC/template
 };
 
 // The tuning result for an M x N x K problem on the current device, with dense leading

@@ -25,7 +25,6 @@ struct DeviceInfo {
   int max_grid_x = 2147483647;
   int max_grid_y = 65535;
   int max_grid_z = 65535;
-  int max_registers_per_block = 65536;
   int clock_khz = 0;         // SM clock, for the FP32 peak figure
   std::uint64_t l2_bytes = 0;
 

@@ -4,8 +4,9 @@
 // tuned winner of the resulting problem serves transposed calls too.
 //
 // A 32 x 32 tile goes through shared memory so that both the reads and the writes are
-// coalesced; the tile is padded by one float because here a warp *does* read a column of it
-// (the case where GUIDE.md says padding pays).
+// coalesced; the tile is padded by one float because here a warp *does* read a column of it,
+// which without the pad would put all 32 reads in one shared-memory bank (where padding pays
+// and where it loses: docs/kernels.md).
 #ifndef TILE
 #define TILE 32
 #endif
