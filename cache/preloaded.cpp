@@ -7,12 +7,12 @@
 
 namespace tilemm::cache {
 
-const std::vector<StoredEntry>& preloaded_entries() {
-  static const std::vector<StoredEntry> all = [] {
+const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
+  static const std::vector<StoredEntry> all = [&] {
     std::vector<StoredEntry> out;
     for (const auto& file : detail::embedded_preloaded()) {
       try {
-        for (auto& e : entries_from_json(std::string(file.source))) {
+        for (auto& e : entries_from_json(std::string(file.source), names)) {
           e.source = "preloaded";
           out.push_back(std::move(e));
         }

@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm::cache {
 
-// Every entry of every embedded preloaded file, parsed and validated once per process (a file
-// that fails validation is skipped with a warning). Their source is "preloaded".
-const std::vector<StoredEntry>& preloaded_entries();
+// Every entry of every embedded preloaded file, parsed and validated (names by `names`) once per
+// process: the first call's check serves every later one, so pass the running build's. A file that
+// fails validation is skipped with a warning. Their source is "preloaded".
+const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names);
 
 // Whether a preloaded entry counts for this device: one of its model or architecture, made from
 // this build's kernel templates (template_hash), so that its winner exists and is the kernel that

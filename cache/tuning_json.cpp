@@ -12,7 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "row_split.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::cache {
@@ -137,14 +136,10 @@ class Reader {
 
 constexpr std::size_t kMaxText = 4096;
 
-// A variant this build knows, or a row-split plan (src/row_split.hpp).
-void check_variant(const Reader& r, const std::string& field, const std::string& name) {
-  if (detail::parse_row_split(name)) return;
-  try {
-    parse_variant(name);
-  } catch (const InvalidArgument& e) {
-    r.fail(field, std::string("is not a variant this build knows: ") + e.what());
-  }
+// A name the running build can serve for an entry of M rows, by the check its caller injected.
+void check_name(const Reader& r, const std::string& field, const std::string& name,
+                std::int64_t M, const NameCheck& names) {
+  if (const std::string why = names(name, M); !why.empty()) r.fail(field, why);
 }
 
 // [a-z][a-z0-9_]{0,127}, checked by hand: std::regex took a sixth of the time of reading the
@@ -156,12 +151,12 @@ bool is_variant_spelling(const std::string& s) {
   });
 }
 
-CandidateResult read_candidate(const Reader& r) {
+CandidateResult read_candidate(const Reader& r, std::int64_t M, const NameCheck& names) {
   CandidateResult c;
   c.variant = r.text("variant", kMaxText, "a variant name");
   if (!is_variant_spelling(c.variant))
     r.fail("variant", "must be a variant name, got \"" + c.variant.substr(0, 80) + "\"");
-  check_variant(r, "variant", c.variant);
+  check_name(r, "variant", c.variant, M, names);
   const std::string status = r.text("status", kMaxText, "a status");
   try {
     c.status = candidate_status_from_string(status);
@@ -179,7 +174,7 @@ CandidateResult read_candidate(const Reader& r) {
   return c;
 }
 
-StoredEntry read_entry(const Reader& r) {
+StoredEntry read_entry(const Reader& r, const NameCheck& names) {
   static const std::regex key_pattern(R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)");
   static const std::regex arch_pattern(R"(sm_[0-9]{2,3})");
   static const std::regex class_pattern(R"(a[124]-(dense|strided))");
@@ -199,9 +194,7 @@ StoredEntry read_entry(const Reader& r) {
   e.K = r.integer("k", 1, kMaxDim);
   e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
   e.winner = r.text("winner", kMaxText, "a variant name");
-  check_variant(r, "winner", e.winner);
-  if (const auto rows = detail::parse_row_split(e.winner); rows && *rows >= e.M)
-    r.fail("winner", "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1");
+  check_name(r, "winner", e.winner, e.M, names);
   e.median_ms = r.number("median_ms", 0.0, false);
   e.tflops = r.number("tflops", 0.0, true, 1e6);
   e.margin = r.number("margin", 0.0, true);
@@ -218,7 +211,7 @@ StoredEntry read_entry(const Reader& r) {
   bool winner_listed = false;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const Reader cr(candidates[i], r.join("candidates[" + std::to_string(i) + "]"));
-    CandidateResult c = read_candidate(cr);
+    CandidateResult c = read_candidate(cr, e.M, names);
     if (!seen.insert(c.variant).second) cr.fail("variant", "appears twice in this entry");
     if (c.variant == e.winner) {
       winner_listed = true;
@@ -289,7 +282,8 @@ class ValueBuilder {
 // "format_version", and only then the first bad entry.
 class DocumentReader : public nlohmann::json_sax<json> {
  public:
-  explicit DocumentReader(std::function<void(StoredEntry&&)> each) : each_(std::move(each)) {}
+  DocumentReader(NameCheck names, std::function<void(StoredEntry&&)> each)
+      : each_(std::move(each)), names_check_(std::move(names)) {}
 
   bool null() override { return scalar(json(nullptr)); }
   bool boolean(bool v) override { return scalar(json(v)); }
@@ -403,7 +397,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
     StoredEntry e;
     try {
       const Reader er(value, "entries[" + std::to_string(index) + "]");
-      e = read_entry(er);
+      e = read_entry(er, names_check_);
       if (!new_key(e)) er.fail("m", "this (device_key, m, n, k, problem_class) appears twice in the file");
     } catch (const InvalidArgument& bad) {
       first_bad_entry(bad);
@@ -426,6 +420,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
   }
 
   std::function<void(StoredEntry&&)> each_;
+  NameCheck names_check_;
   Level level_ = Level::outside;
   int skipped_levels_ = 0;
   bool root_is_object_ = true;
@@ -442,15 +437,16 @@ class DocumentReader : public nlohmann::json_sax<json> {
 
 }  // namespace
 
-std::size_t read_entries_json(std::istream& in, const std::function<void(StoredEntry&&)>& each) {
-  DocumentReader reader(each);
+std::size_t read_entries_json(std::istream& in, const NameCheck& names,
+                              const std::function<void(StoredEntry&&)>& each) {
+  DocumentReader reader(names, each);
   json::sax_parse(in, &reader);
   return reader.finish();
 }
 
-std::vector<StoredEntry> entries_from_json(const std::string& text) {
+std::vector<StoredEntry> entries_from_json(const std::string& text, const NameCheck& names) {
   std::vector<StoredEntry> entries;
-  DocumentReader reader([&](StoredEntry&& e) { entries.push_back(std::move(e)); });
+  DocumentReader reader(names, [&](StoredEntry&& e) { entries.push_back(std::move(e)); });
   json::sax_parse(text, &reader);
   reader.finish();
   return entries;

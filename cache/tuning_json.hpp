@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,12 @@ namespace tilemm::cache {
 
 constexpr const char* kJsonFormatName = "tilemm-tuning";
 constexpr int kJsonFormatVersion = 1;
+
+// Whether `name`, stored as the winner or a candidate of an entry of M rows, is one the running
+// build can serve: empty when it is, else why not ("is not a variant this build knows: ...").
+// The cache does not know the kernels' vocabulary (variants, plans); the layer that does passes
+// this check in, and every document read through it names only what the build can run.
+using NameCheck = std::function<std::string(const std::string& name, std::int64_t M)>;
 
 // One candidate's fields as the format writes them (also the core of tilemm-tune --json).
 nlohmann::json candidate_to_json(const CandidateResult& c);
@@ -32,9 +39,10 @@ std::string entries_to_json(const std::vector<StoredEntry>& entries);
 // entries when the document turns out bad: a caller that stores them must be able to undo that
 // (tilemm-tune --import reads the file once to validate it, then again to store it in one
 // transaction). Errors of `each` propagate unchanged.
-std::size_t read_entries_json(std::istream& in, const std::function<void(StoredEntry&&)>& each);
+std::size_t read_entries_json(std::istream& in, const NameCheck& names,
+                              const std::function<void(StoredEntry&&)>& each);
 
 // The same for a document in memory; returns all its entries. Throws as read_entries_json.
-std::vector<StoredEntry> entries_from_json(const std::string& text);
+std::vector<StoredEntry> entries_from_json(const std::string& text, const NameCheck& names);
 
 }  // namespace tilemm::cache

@@ -9,6 +9,9 @@
 
 #include <set>
 
+#include <algorithm>
+
+#include "row_split.hpp"
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "stored_entry_check.hpp"
@@ -54,11 +57,11 @@ const std::string kH200 = "NVIDIA H200|sm_90|132sm|143771MiB";
 TEST(TuningJson, ExportThenImportGivesBackTheSameEntries) {
   const std::vector<StoredEntry> entries = {entry(kH200, 512), entry(kH200, 1024, "tiled_t16_p1"),
                                             entry("NVIDIA A100|sm_80|108sm|40326MiB", 64)};
-  const auto back = entries_from_json(entries_to_json(entries));
+  const auto back = entries_from_json(entries_to_json(entries), detail::why_not_a_known_name);
   ASSERT_EQ(back.size(), entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i)
     testing::expect_same_entry(back[i], entries[i], testing::CandidateOrder::same);
-  EXPECT_TRUE(entries_from_json(entries_to_json({})).empty());
+  EXPECT_TRUE(entries_from_json(entries_to_json({}), detail::why_not_a_known_name).empty());
 }
 
 struct Malformed {
@@ -69,7 +72,7 @@ struct Malformed {
 
 std::string rejected_field(const std::string& text) {
   try {
-    entries_from_json(text);
+    entries_from_json(text, detail::why_not_a_known_name);
   } catch (const InvalidArgument& e) {
     return e.argument();
   }
@@ -82,13 +85,42 @@ void set_winner(json& entry, const std::string& name) {
   entry["candidates"][0]["variant"] = name;
 }
 
-// A row-split plan (src/row_split.hpp) is a winner and a candidate like a variant.
+// A row-split plan (core/row_split.hpp) is a winner and a candidate like a variant.
 TEST(TuningJson, ARowSplitPlanIsAWinnerLikeAVariant) {
   StoredEntry plan = entry(kH200, 3000, "rowsplit_h2816");
   plan.candidates[0].reason = "rows 0-2815: warptile_x; rows 2816-2999: splitk_y";
-  const auto back = entries_from_json(entries_to_json({plan}));
+  const auto back = entries_from_json(entries_to_json({plan}), detail::why_not_a_known_name);
   ASSERT_EQ(back.size(), 1u);
   testing::expect_same_entry(back[0], plan, testing::CandidateOrder::same);
+}
+
+// The cache knows no kernel names itself: whether a winner or a candidate is one the build can
+// serve is the injected check's answer, with its reason, for every name of every entry.
+TEST(TuningJson, NamesAreCheckedByTheInjectedCheckAlone) {
+  const std::string text = entries_to_json({entry(kH200, 512), entry(kH200, 1024)});
+  std::vector<std::pair<std::string, std::int64_t>> asked;
+  const NameCheck accept_all = [&](const std::string& name, std::int64_t M) {
+    asked.emplace_back(name, M);
+    return std::string();
+  };
+  EXPECT_EQ(entries_from_json(text, accept_all).size(), 2u);
+  ASSERT_FALSE(asked.empty());
+  EXPECT_TRUE(std::any_of(asked.begin(), asked.end(), [](const auto& a) { return a.second == 1024; }));
+
+  const NameCheck refuse_1024 = [](const std::string&, std::int64_t M) {
+    return M == 1024 ? std::string("is not served by this test's build") : std::string();
+  };
+  try {
+    entries_from_json(text, refuse_1024);
+    FAIL() << "the refused name was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument().rfind("entries[1].", 0), 0u) << e.argument();
+    EXPECT_NE(std::string(e.what()).find("is not served by this test's build"), std::string::npos);
+  }
+  // A name unknown to this build passes a lenient check: the vocabulary is the caller's.
+  StoredEntry future = entry(kH200, 256, "hopperwg_bm128_bn256");
+  EXPECT_EQ(entries_from_json(entries_to_json({future}), accept_all).size(), 1u);
+  EXPECT_THROW(entries_from_json(entries_to_json({future}), detail::why_not_a_known_name), InvalidArgument);
 }
 
 TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
@@ -157,7 +189,7 @@ TEST(TuningJson, CandidatesMayBeOmittedOrEmpty) {
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024), entry(kH200, 2048)}));
   doc["entries"][0].erase("candidates");
   doc["entries"][1]["candidates"] = json::array();
-  const auto read = entries_from_json(doc.dump());
+  const auto read = entries_from_json(doc.dump(), detail::why_not_a_known_name);
   ASSERT_EQ(read.size(), 3u);
   EXPECT_TRUE(read[0].candidates.empty());
   EXPECT_TRUE(read[1].candidates.empty());
@@ -165,7 +197,7 @@ TEST(TuningJson, CandidatesMayBeOmittedOrEmpty) {
   EXPECT_EQ(read[0].winner, "tiled_t32_p0");
   const json again = json::parse(entries_to_json(read));
   EXPECT_EQ(again["entries"][0]["candidates"], json::array());
-  const auto back = entries_from_json(again.dump());
+  const auto back = entries_from_json(again.dump(), detail::why_not_a_known_name);
   for (std::size_t i = 0; i < read.size(); ++i)
     testing::expect_same_entry(back[i], read[i], testing::CandidateOrder::same);
 
@@ -241,7 +273,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
   GeneratedDocument source(kEntries, text_of);
   std::istream in(&source);
   std::size_t seen = 0, most_read_ahead = 0;
-  const std::size_t count = read_entries_json(in, [&](StoredEntry&& e) {
+  const std::size_t count = read_entries_json(in, detail::why_not_a_known_name, [&](StoredEntry&& e) {
     ++seen;
     EXPECT_EQ(e.M, static_cast<std::int64_t>(seen));  // in file order
     most_read_ahead = std::max(most_read_ahead, source.entries_served() - seen);
@@ -257,8 +289,8 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
   whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 1}";
   std::istringstream piece(whole);
   std::vector<StoredEntry> streamed;
-  read_entries_json(piece, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
-  const auto parsed = entries_from_json(whole);
+  read_entries_json(piece, detail::why_not_a_known_name, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
+  const auto parsed = entries_from_json(whole, detail::why_not_a_known_name);
   ASSERT_EQ(streamed.size(), 3u);
   ASSERT_EQ(parsed.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i)
@@ -273,7 +305,7 @@ TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
   doc["format_version"] = 2;
   std::istringstream in(doc.dump());  // "entries" comes before "format_version"
   try {
-    read_entries_json(in, [&](StoredEntry&&) { ++seen; });
+    read_entries_json(in, detail::why_not_a_known_name, [&](StoredEntry&&) { ++seen; });
     ADD_FAILURE() << "accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "format_version");
@@ -315,7 +347,7 @@ TEST(Preloaded, AnEntryAppliesToItsModelOrArchitectureFromTheSameTemplates) {
 TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
   // Every shipped file is valid (an invalid one would be skipped with a warning): the H200 file
   // holds the standard shape set, made from this build's templates.
-  const auto& all = preloaded_entries();
+  const auto& all = preloaded_entries(detail::why_not_a_known_name);
   std::set<std::int64_t> sizes;
   for (const auto& e : all) {
     EXPECT_EQ(e.source, "preloaded");

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "row_split.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_json.hpp"
 
@@ -26,7 +27,7 @@ void check_stream_agrees(const std::string& text, const std::string* rejected_fi
   std::size_t handed_on = 0;
   try {
     const std::size_t count =
-        tilemm::cache::read_entries_json(in, [&](tilemm::cache::StoredEntry&&) { ++handed_on; });
+        tilemm::cache::read_entries_json(in, tilemm::detail::why_not_a_known_name, [&](tilemm::cache::StoredEntry&&) { ++handed_on; });
     if (rejected_field != nullptr || count != accepted || handed_on != accepted) std::abort();
   } catch (const tilemm::InvalidArgument& e) {
     if (rejected_field == nullptr || e.argument() != *rejected_field) std::abort();
@@ -39,14 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<tilemm::cache::StoredEntry> entries;
   try {
-    entries = tilemm::cache::entries_from_json(text);
+    entries = tilemm::cache::entries_from_json(text, tilemm::detail::why_not_a_known_name);
   } catch (const tilemm::InvalidArgument& e) {
     check_stream_agrees(text, &e.argument(), 0);
     return 0;  // rejected with the field named: the expected outcome for bad input
   }
   check_stream_agrees(text, nullptr, entries.size());
   // Accepted input must export to something that imports again to the same entries.
-  const auto again = tilemm::cache::entries_from_json(tilemm::cache::entries_to_json(entries));
+  const auto again = tilemm::cache::entries_from_json(tilemm::cache::entries_to_json(entries), tilemm::detail::why_not_a_known_name);
   if (again.size() != entries.size()) std::abort();
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (again[i].winner != entries[i].winner || again[i].M != entries[i].M ||

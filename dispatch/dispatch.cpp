@@ -278,7 +278,7 @@ class Dispatcher {
 
   static std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device,
                                                           const Problem& problem) {
-    return cache::find_preloaded(cache::preloaded_entries(), device.model_key(), device.arch(),
+    return cache::find_preloaded(cache::preloaded_entries(detail::why_not_a_known_name), device.model_key(), device.arch(),
                                  problem.M, problem.N, problem.K, problem_class(problem),
                                  detail::templates_hash());
   }
@@ -529,7 +529,7 @@ class Dispatcher {
     }
     // The shipped results of this device model or architecture count as tuned shapes too: with
     // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
-    for (const auto& e : cache::preloaded_entries())
+    for (const auto& e : cache::preloaded_entries(detail::why_not_a_known_name))
       if (cache::preloaded_applies(e, device.model_key(), device.arch(), detail::templates_hash()))
         consider(e, "preloaded cache");
     if (best) {

@@ -64,13 +64,13 @@ int no_k_split(const Variant&);
 
 const std::vector<Family>& families();
 
-// The register-blocked warp-tiled family (src/family_warptile.cpp), an entry of families().
+// The register-blocked warp-tiled family (core/family_warptile.cpp), an entry of families().
 Family warptile_family();
-// The same kernel with K split over grid.z and a reduction (src/family_warptile.cpp).
+// The same kernel with K split over grid.z and a reduction (core/family_warptile.cpp).
 Family splitk_family();
-// The float4 warptile kernel on aligned copies of the operands (src/family_warptile.cpp).
+// The float4 warptile kernel on aligned copies of the operands (core/family_warptile.cpp).
 Family padded_family();
-// Split-K whose slices are summed inside a thread block cluster (sm_90, src/family_warptile.cpp).
+// Split-K whose slices are summed inside a thread block cluster (sm_90, core/family_warptile.cpp).
 Family clusterk_family();
 
 // Whether `family` compiles for `arch` ("sm_90"): its min_compute_capability.

@@ -32,6 +32,11 @@ bool row_split_fits(std::int64_t core_rows, const Problem& problem);
 // instead. So a core (a multiple of 128) and a rest (under 256 rows) are never split again.
 std::vector<std::int64_t> row_split_heights(const Problem& problem);
 
+// Why `name`, stored as the winner or a candidate of a tuning entry of M rows, is not a name this
+// build can serve, empty when it is: a variant it knows, or a plan that splits M rows in two. The
+// check the cache's readers are given (cache/tuning_json.hpp, NameCheck).
+std::string why_not_a_known_name(const std::string& name, std::int64_t M);
+
 // Rows [first, first + count) of `args` (or `problem`) as a GEMM of their own: A and C advance by
 // whole rows, B is shared, and the leading dimensions, hence the alignment class, are kept.
 GemmArgs rows_of(const GemmArgs& args, std::int64_t first, std::int64_t count);

@@ -413,7 +413,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   } else {
     out << "no cache at " << path << " (nothing tuned yet)\n";
   }
-  for (const auto& e : cache::preloaded_entries())
+  for (const auto& e : cache::preloaded_entries(detail::why_not_a_known_name))
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
   print_entries(out, entries, versions_here());
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
@@ -460,13 +460,13 @@ int import_command(const std::string& path, const std::string& file, std::ostrea
                    std::ostream& err) {
   {
     std::ifstream f = open_to_read(file);
-    cache::read_entries_json(f, [](cache::StoredEntry&&) {});
+    cache::read_entries_json(f, detail::why_not_a_known_name, [](cache::StoredEntry&&) {});
   }
   cache::OpenedStore opened = cache::open_persistent_store(path);
   if (!opened.warning.empty()) warn(err, opened.warning);
   cache::TuningStore::Writer writer(*opened.store);
   std::ifstream f = open_to_read(file);
-  const std::size_t count = cache::read_entries_json(f, [&](cache::StoredEntry&& e) {
+  const std::size_t count = cache::read_entries_json(f, detail::why_not_a_known_name, [&](cache::StoredEntry&& e) {
     e.source = "imported";
     writer.put(e);
   });
@@ -555,7 +555,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_flag("--in-process", in_process,
                "Tuning: no worker processes (a crashing or hanging candidate then takes tilemm-tune "
                "down)");
-  // The worker side of the isolation protocol (tuner/isolated_tuning.hpp); not for users.
+  // The worker side of the isolation protocol (tools/tune/isolated_tuning.hpp); not for users.
   app.add_flag("--worker", worker)->group("");
   app.add_option("--skip", skips)->group("");
   app.add_option("--lease-owner", lease_owner)->group("");

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "text_fields.hpp"
+#include "tilemm/error.hpp"
 
 namespace tilemm::detail {
 namespace {
@@ -40,6 +41,20 @@ std::vector<std::int64_t> row_split_heights(const Problem& problem) {
     if (!known) heights.push_back(core);
   }
   return heights;
+}
+
+std::string why_not_a_known_name(const std::string& name, std::int64_t M) {
+  if (const auto rows = parse_row_split(name)) {
+    if (*rows >= M)
+      return "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1";
+    return "";
+  }
+  try {
+    parse_variant(name);
+  } catch (const InvalidArgument& e) {
+    return std::string("is not a variant this build knows: ") + e.what();
+  }
+  return "";
 }
 
 GemmArgs rows_of(const GemmArgs& args, std::int64_t first, std::int64_t count) {
