@@ -2,7 +2,7 @@
 // It is the baseline every other family is measured against, and the variant of last resort:
 // it has no alignment or shared-memory needs, so it can run any valid problem.
 //
-// Contract shared by every family (see src/family_registry.cpp):
+// Contract shared by every family (see core/family_registry.hpp):
 //   row-major C[M x N] = alpha * A[M x K] * B[K x N] + beta * C, leading dimensions in elements;
 //   when beta == 0, C is never read (it may hold NaN); 64-bit offsets, so any element count works.
 #ifndef TILEMM_KERNEL_NAME

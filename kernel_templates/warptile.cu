@@ -1,5 +1,5 @@
 // warptile: the register-blocked SGEMM that closes the gap to cuBLAS at medium and large sizes.
-// Over `tiled` it adds, in the order they pay on the H200 (GUIDE.md section 2):
+// Over `tiled` it adds (docs/kernels.md says where each comes from and what it pays):
 //  - a BM x BN block tile split into WM x WN warp tiles, each thread computing several TM x TN
 //    sub-tiles as outer products in registers, so every float read from shared memory feeds
 //    WN/32*TN (for A) or WM/TN (for B) FMAs;
@@ -9,15 +9,15 @@
 //    flight while the current one is multiplied, and there is one barrier per K tile;
 //  - 128-bit global loads and stores (VEC == 4) for problems of alignment class 4.
 // Expected to win (the tuner measures it) once M x N gives every SM at least one block, roughly
-// M*N >= 132*BM*BN: the 64x64 and 128x64 tiles serve N ~ 1000, the 128x128 and 256x128 ones N >=
-// 2048. No block swizzle: at N = 4096 one wave of 264 blocks streams B (64 MB) once in ~16 us
-// against ~0.7 ms of FMAs, so L2 reuse across blocks is not what limits it.
+// M*N >= SMs*BM*BN: the small tiles serve N ~ 1000, the large ones N >= 2048 (docs/kernels.md). No
+// block swizzle: one wave of blocks streams B from HBM in a small fraction of the time its FMAs
+// take, so L2 reuse across blocks is not what limits it.
 //
 // SPLIT_K > 1 makes the split-K variant of the same kernel: grid.z = SPLIT_K blocks share each
 // C tile, block z multiplies its own run of K tiles and stores its partial product to slice z of
 // a workspace (the host passes the workspace as C, alpha = 1, beta = 0, and slices M * ldc
 // floats apart); a second kernel of this module, <name>_reduce, sums the slices in a fixed order
-// and applies alpha and beta. That gives small M x N with large K enough blocks for all 132 SMs
+// and applies alpha and beta. That gives small M x N with large K enough blocks for all the SMs
 // (512^2 in 64x64 tiles is 64 blocks), keeps every sum in FP32 and the result deterministic (no
 // atomics), and costs one extra pass over S * M * N floats that are still in L2.
 //
