@@ -63,6 +63,8 @@ std::vector<Family>& registry() {
       splitk_family(),
       padded_family(),
       clusterk_family(),
+      gemvn_family(),
+      gemvm_family(),
   };
   return all;
 }

@@ -57,6 +57,9 @@ struct Family {
   // Lowest compute capability (major * 10 + minor) the template compiles and runs on; 0: any.
   // can_run() refuses older devices, and the space compiled for an older architecture skips it.
   int min_compute_capability = 0;
+  // Why `problem` lies outside the shapes this family serves (gemvm only M <= 16, say); empty
+  // when inside. nullptr: every shape. can_run() asks it, so the tuner never times such a pair.
+  std::string (*check_problem)(const Variant&, const Problem&) = nullptr;
 };
 
 // k_splits of the families that do not split K.
@@ -72,6 +75,11 @@ Family splitk_family();
 Family padded_family();
 // Split-K whose slices are summed inside a thread block cluster (sm_90, core/family_warptile.cpp).
 Family clusterk_family();
+
+// Matrix times a few vectors, N <= 16 (src/family_skinny.cpp), an entry of families().
+Family gemvn_family();
+// A few row vectors times a matrix, M <= 16 (src/family_skinny.cpp).
+Family gemvm_family();
 
 // Whether `family` compiles for `arch` ("sm_90"): its min_compute_capability.
 bool family_builds_for(const Family& family, const std::string& arch);

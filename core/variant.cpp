@@ -159,6 +159,9 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
               "." + std::to_string(family->min_compute_capability % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
 
+  if (family->check_problem != nullptr)
+    if (std::string why = family->check_problem(v, problem); !why.empty()) return no(why);
+
   const auto g = family->geometry(v, problem);
   const long threads = static_cast<long>(g.block[0]) * g.block[1] * g.block[2];
   if (threads > device.max_threads_per_block)

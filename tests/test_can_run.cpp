@@ -20,12 +20,118 @@ using testing::synthetic_h200;
   return ::testing::AssertionSuccess();
 }
 
+// Every variant of a family without a shape rule; the skinny families (gemvn, gemvm), which
+// serve only N or M <= 16, are checked on their own shapes below.
 TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
   const auto device = synthetic_h200();
+  int checked = 0;
   for (const auto& v : variant_space()) {
+    if (detail::find_family(v.family).check_problem != nullptr) continue;
     const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 4));
     EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
     EXPECT_TRUE(verdict.reason.empty());
+    ++checked;
+  }
+  EXPECT_GT(checked, 200);
+}
+
+// The smallest of 1, 2, 4, 8, 16 that is >= extent: the size of skinny variant that serves it.
+int skinny_size_for(std::int64_t extent) {
+  int size = 1;
+  while (size < extent) size *= 2;
+  return size;
+}
+
+// Each M <= 16 (gemvm) or N <= 16 (gemvn) is served by exactly one size of variant, the smallest
+// that holds it, with every VEC and split the problem's alignment allows; larger extents by none,
+// and the refusal says why.
+TEST(CanRun, SkinnyFamiliesServeTheirExtentWithOneVariantSize) {
+  const auto device = synthetic_h200();
+  for (const char* family : {"gemvm", "gemvn"}) {
+    const bool over_m = std::string(family) == "gemvm";
+    const std::string size_key = over_m ? "m" : "n";
+    for (std::int64_t extent = 1; extent <= 17; ++extent) {
+      // Rows of B and C 4096 floats apart: alignment class 4 whatever N is.
+      Problem p = over_m ? Problem::dense(extent, 4096, 4096, 4) : Problem::dense(4096, extent, 4096, 4);
+      p.ldb = p.ldc = 4096;
+      p.alignment = 4;
+      int accepted = 0;
+      for (const auto& v : variant_space(family)) {
+        const Verdict verdict = can_run(v, device, p);
+        const int size = v.param(size_key);
+        if (extent <= 16 && size == skinny_size_for(extent)) {
+          EXPECT_TRUE(verdict.ok) << variant_name(v) << " at " << extent << ": " << verdict.reason;
+          ++accepted;
+        } else if (size < extent) {
+          EXPECT_TRUE(refused_because(verdict, std::string(family) + " serves " +
+                                                   (over_m ? "M" : "N") + " <= " +
+                                                   std::to_string(size)))
+              << variant_name(v) << " at " << extent;
+        } else {
+          EXPECT_TRUE(refused_because(verdict, "serves it with less arithmetic"))
+              << variant_name(v) << " at " << extent;
+        }
+      }
+      // 3 VEC x 3 splits where the extent is served; none beyond 16.
+      EXPECT_EQ(accepted, extent <= 16 ? 9 : 0) << family << " at " << extent;
+    }
+  }
+}
+
+// Neither skinny family is ever a candidate for an ordinary shape, so tuning them costs nothing
+// there; both may serve a problem small in both M and N.
+TEST(CanRun, SkinnyFamiliesAreNoCandidatesForOrdinaryShapes) {
+  const auto device = synthetic_h200();
+  for (const char* family : {"gemvm", "gemvn"})
+    for (const auto& v : variant_space(family)) {
+      for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(17, 17, 4096, 4),
+                               Problem::dense(4096, 4096, 1, 1)})
+        EXPECT_FALSE(can_run(v, device, p).ok) << variant_name(v) << " at " << p.M << "x" << p.N;
+    }
+  EXPECT_TRUE(can_run(parse_variant("gemvm_m16_v4_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
+  EXPECT_TRUE(can_run(parse_variant("gemvn_n16_v4_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
+}
+
+TEST(CanRun, SkinnyLoadWidthNeedsItsAlignmentClass) {
+  const auto device = synthetic_h200();
+  const Problem odd = Problem::dense(1, 4097, 4099, 4);  // lda 4099: class 1
+  ASSERT_EQ(odd.alignment, 1);
+  EXPECT_TRUE(can_run(parse_variant("gemvm_m1_v1_s16"), device, odd).ok);
+  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvm_m1_v2_s16"), device, odd),
+                              "aligned to 2 floats"));
+  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvm_m1_v4_s16"), device, odd),
+                              "aligned to 4 floats"));
+  const Problem even = Problem::dense(4098, 2, 4098, 4);  // lda 4098, ldb 2: class 2
+  ASSERT_EQ(even.alignment, 2);
+  EXPECT_TRUE(can_run(parse_variant("gemvn_n2_v2_s1"), device, even).ok);
+  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvn_n2_v4_s1"), device, even),
+                              "aligned to 4 floats"));
+}
+
+// A split gemvn keeps S partial products of M x 4 floats (N rounded up to 4): bounded like
+// split-K's workspace.
+TEST(CanRun, SkinnySplitWorkspaceIsBounded) {
+  const auto device = synthetic_h200();
+  auto column = [](std::int64_t rows) {  // rows x 1 x 64, B and C rows 4 floats apart: class 4
+    Problem p = Problem::dense(rows, 1, 64, 4);
+    p.ldb = p.ldc = 4;
+    p.alignment = 4;
+    return p;
+  };
+  const Variant split = parse_variant("gemvn_n1_v4_s16");
+  // 16 x 2^22 x 4 floats = 1 GiB: at the limit; twice the rows exceed it.
+  EXPECT_TRUE(can_run(split, device, column(std::int64_t{1} << 22)).ok);
+  EXPECT_TRUE(refused_because(can_run(split, device, column(std::int64_t{1} << 23)),
+                              "exceeds the 1024 MiB limit"));
+  EXPECT_TRUE(can_run(parse_variant("gemvn_n1_v4_s1"), device, column(std::int64_t{1} << 23)).ok);
+}
+
+// A few dozen variants per family at most: each is compiled and timed on the shapes it serves.
+TEST(CanRun, SkinnySpacesStaySmall) {
+  for (const char* family : {"gemvm", "gemvn"}) {
+    const auto space = variant_space(family);
+    EXPECT_GE(space.size(), 15u) << family;
+    EXPECT_LE(space.size(), 48u) << family;
   }
 }
 

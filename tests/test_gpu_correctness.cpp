@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "gemm_check.hpp"
+#include "family_registry.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
@@ -167,10 +169,14 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
     if (verdict) {
       runnable.push_back(v);
     } else {
-      // Only an alignment mismatch may keep a variant from a valid problem this small, or a
-      // family that needs a newer GPU (clusterk before compute capability 9.0).
+      // Only an alignment mismatch may keep a variant from a valid problem this small, a
+      // family that needs a newer GPU (clusterk before compute capability 9.0), or the shape
+      // rule of a family that serves only some shapes (gemvm: M <= 16, gemvn: N <= 16).
+      const auto& family = detail::find_family(v.family);
       EXPECT_TRUE(verdict.reason.find("aligned") != std::string::npos ||
-                  verdict.reason.find("needs compute capability") != std::string::npos)
+                  verdict.reason.find("needs compute capability") != std::string::npos ||
+                  (family.check_problem != nullptr &&
+                   family.check_problem(v, args.problem()) == verdict.reason))
           << variant_name(v) << ": " << verdict.reason;
     }
   }
@@ -231,8 +237,11 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
   struct Shape {
     std::int64_t M, N, K;
   };
-  // 96x80x260: class 4, K in 17 tiles of 16 (uneven split-K slices); 67x45x129: class 1.
-  for (const Shape& shape : {Shape{96, 80, 260}, Shape{67, 45, 129}}) {
+  // 96x80x260: class 4, K in 17 tiles of 16 (uneven split-K slices); 67x45x129: class 1;
+  // 12x8x1000 (class 4) and 13x7x1001 (class 1): shapes for the skinny families too.
+  std::map<std::string, int> checked;
+  for (const Shape& shape : {Shape{96, 80, 260}, Shape{67, 45, 129}, Shape{12, 8, 1000},
+                             Shape{13, 7, 1001}}) {
     testing::DenseProblem problem(shape.M, shape.N, shape.K, 0.75f, -1.25f, rng);
     for (const auto& family : family_names()) {
       auto vec = [](const Variant& v) {
@@ -246,12 +255,20 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
       if (!pick && can_run(variant_space(family).front(), device, problem.args().problem())
                        .reason.find("needs compute capability") != std::string::npos)
         continue;  // a family for newer GPUs (clusterk before compute capability 9.0)
+      if (const auto& f = detail::find_family(family); !pick && f.check_problem != nullptr)
+        continue;  // a family for other shapes (gemvm, gemvn: M or N <= 16)
       ASSERT_TRUE(pick.has_value()) << family;
+      ++checked[family];
       const std::string name = variant_name(*pick);
       const auto check =
           problem.check(problem.run([&](const GemmArgs& args) { run_variant(*pick, args); }, name));
       EXPECT_EQ(check.wrong, 0) << name << " at " << shape.M << "x" << shape.N << "x" << shape.K
                                 << ", first " << check.first;
+    }
+  }
+  for (const auto& family : family_names()) {
+    if (detail::find_family(family).min_compute_capability <= device.cc_major * 10 + device.cc_minor) {
+      EXPECT_GT(checked[family], 0) << family << " was checked at none of the shapes";
     }
   }
 }
@@ -345,6 +362,143 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
           const auto check = problem.check(got);
           EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
         }
+  }
+}
+
+// The skinny families (gemvm: M <= 16, gemvn: N <= 16) over the extents that matter to them:
+// each instance fixes a family and its small extent and sweeps K (1, a partial vector, whole
+// warps, uneven slices, an odd length), the other extent (1, off every block, large and odd),
+// alignment class 4 (leading dimensions rounded up to 4, the padding between rows checked) and
+// 1 (every pointer one float off, leading dimensions one more than the row), and beta 0 with C
+// poisoned by NaN against alpha 1.5, beta -0.75. Every variant the problem allows runs: at
+// class 4 every VEC and split of the size that serves the extent, at class 1 the scalar ones.
+struct SkinnyCase {
+  const char* family;
+  std::int64_t extent;  // M for gemvm, N for gemvn
+};
+
+void PrintTo(const SkinnyCase& c, std::ostream* os) { *os << c.family << " at " << c.extent; }
+
+class SkinnyFamily : public ::testing::TestWithParam<SkinnyCase> {};
+
+TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
+  TILEMM_REQUIRE_DEVICE();
+  const SkinnyCase sc = GetParam();
+  const bool over_m = std::string(sc.family) == "gemvm";
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const DeviceInfo& device = current_device();
+  load_in_parallel(variant_space(sc.family), device);
+
+  for (std::int64_t K : {1, 5, 64, 1000, 4099})
+    for (std::int64_t other : {1, 33, 1000, 4097})
+      for (int alignment : {4, 1})
+        for (const float beta : {0.0f, -0.75f}) {
+          const std::int64_t M = over_m ? sc.extent : other, N = over_m ? other : sc.extent;
+          const float alpha = beta == 0.0f ? 1.0f : 1.5f;
+          auto ld = [&](std::int64_t row) { return alignment == 4 ? (row + 3) / 4 * 4 : row + 1; };
+          const std::int64_t lda = ld(K), ldb = ld(N), ldc = ld(N);
+          const std::int64_t offset = alignment == 4 ? 0 : 1;  // floats: misaligns every pointer
+          SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                       " class " + std::to_string(alignment) + " beta " + std::to_string(beta));
+          const auto a = testing::random_matrix(static_cast<std::size_t>(M * lda), rng);
+          const auto b = testing::random_matrix(static_cast<std::size_t>(K * ldb), rng);
+          auto c0 = testing::random_matrix(static_cast<std::size_t>(M * ldc), rng);
+          for (std::int64_t i = 0; i < M; ++i)
+            for (std::int64_t j = N; j < ldc; ++j) c0[static_cast<std::size_t>(i * ldc + j)] = kPaddingSentinel;
+          auto initial_c = c0;
+          if (beta == 0.0f)
+            for (std::int64_t i = 0; i < M; ++i)
+              for (std::int64_t j = 0; j < N; ++j)
+                initial_c[static_cast<std::size_t>(i * ldc + j)] = std::numeric_limits<float>::quiet_NaN();
+          const auto ref = testing::reference_gemm(M, N, K, alpha, a, lda, b, ldb, beta, c0, ldc);
+
+          auto shifted = [&](const std::vector<float>& host) {
+            std::vector<float> out(static_cast<std::size_t>(offset), 0.0f);
+            out.insert(out.end(), host.begin(), host.end());
+            return out;
+          };
+          testing::DeviceBuffer A(a.size() + 1), B(b.size() + 1), C(initial_c.size() + 1);
+          A.upload(shifted(a));
+          B.upload(shifted(b));
+          GemmArgs args;
+          args.M = M;
+          args.N = N;
+          args.K = K;
+          args.alpha = alpha;
+          args.A = A.get() + offset;
+          args.lda = lda;
+          args.B = B.get() + offset;
+          args.ldb = ldb;
+          args.beta = beta;
+          args.C = C.get() + offset;
+          args.ldc = ldc;
+          ASSERT_EQ(args.problem().alignment, alignment);
+
+          int ran = 0;
+          for (const auto& v : variant_space(sc.family)) {
+            if (!can_run(v, device, args.problem())) continue;
+            const std::string name = variant_name(v);
+            C.upload(shifted(initial_c));
+            run_variant(v, args);
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
+            const auto out = C.download();
+            std::int64_t bad = 0;
+            std::ostringstream first;
+            for (std::int64_t i = 0; i < M; ++i)
+              for (std::int64_t j = 0; j < ldc; ++j) {
+                const float got = out[static_cast<std::size_t>(offset + i * ldc + j)];
+                const std::size_t e = static_cast<std::size_t>(i * N + j);
+                const bool ok = j >= N ? got == kPaddingSentinel
+                                       : std::isfinite(got) &&
+                                             std::fabs(got - ref.value[e]) <=
+                                                 testing::tolerance(K, ref.magnitude[e]);
+                if (!ok && bad++ < 5)
+                  first << " C[" << i << "][" << j << "]=" << got << " want "
+                        << (j >= N ? kPaddingSentinel : ref.value[e]);
+              }
+            EXPECT_EQ(bad, 0) << name << ": " << bad << " wrong elements;" << first.str();
+            ++ran;
+          }
+          // Three splits per VEC that the class allows (1; 1, 2 and 4).
+          EXPECT_EQ(ran, alignment == 4 ? 9 : 3);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Extents, SkinnyFamily,
+    ::testing::Values(SkinnyCase{"gemvm", 1}, SkinnyCase{"gemvm", 2}, SkinnyCase{"gemvm", 3},
+                      SkinnyCase{"gemvm", 7}, SkinnyCase{"gemvm", 8}, SkinnyCase{"gemvm", 15},
+                      SkinnyCase{"gemvm", 16}, SkinnyCase{"gemvn", 1}, SkinnyCase{"gemvn", 2},
+                      SkinnyCase{"gemvn", 3}, SkinnyCase{"gemvn", 7}, SkinnyCase{"gemvn", 8},
+                      SkinnyCase{"gemvn", 15}, SkinnyCase{"gemvn", 16}),
+    [](const ::testing::TestParamInfo<SkinnyCase>& param) {
+      return std::string(param.param.family) + "_" + std::to_string(param.param.extent);
+    });
+
+// The skinny K split sums its slices in a fixed order: within the float64 bound, and the same
+// bits on every launch.
+TEST(SkinnyFamily, SplitResultsRepeatBitForBit) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  struct Run {
+    const char* variant;
+    std::int64_t M, N, K;  // dense, alignment class 4
+  };
+  for (const Run& r : {Run{"gemvm_m1_v4_s16", 1, 4096, 10000}, Run{"gemvn_n4_v4_s16", 300, 4, 10000}}) {
+    testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
+    const Variant v = parse_variant(r.variant);
+    ASSERT_TRUE(can_run(v, current_device(), problem.args().problem())) << r.variant;
+    auto run = [&] {
+      return problem.run([&](const GemmArgs& args) { run_variant(v, args); }, r.variant);
+    };
+    const auto first = run();
+    const auto check = problem.check(first);
+    EXPECT_EQ(check.wrong, 0) << r.variant << ", first " << check.first;
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(run(), first) << r.variant << " launch " << i;
   }
 }
 

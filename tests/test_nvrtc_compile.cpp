@@ -112,7 +112,7 @@ TEST(Compile, FailureNamesTheVariantAndCarriesTheNvrtcLog) {
 }
 
 TEST(Compile, TemplatesAreEmbeddedWithTheirHash) {
-  for (const char* file : {"naive.cu", "tiled.cu", "warptile.cu"}) {
+  for (const char* file : {"naive.cu", "tiled.cu", "warptile.cu", "skinny.cu"}) {
     const auto& t = detail::find_template(file);
     EXPECT_NE(t.source.find("TILEMM_KERNEL_NAME"), std::string_view::npos) << file;
     EXPECT_EQ(t.sha256.size(), 64u);

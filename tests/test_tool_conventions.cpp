@@ -139,6 +139,7 @@ std::vector<Program> programs() {
   list.push_back({"tilemm-bench", TILEMM_BENCH_BINARY, "--sizes 99999999999", "--sizes 64"});
   list.push_back({"tilemm-split-probe", TILEMM_SPLIT_PROBE_BINARY, "--sizes 99999999999", "--sizes 64"});
   list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--size 0", "--size 64"});
+  list.push_back({"tilemm-skinny-probe", TILEMM_SKINNY_PROBE_BINARY, "--sizes 99999999999", "--shapes 1x64x64"});
 #endif
   return list;
 }
