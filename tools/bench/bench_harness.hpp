@@ -1,6 +1,7 @@
 // The timing harness that tilemm's benchmarks share: inputs rotated through enough copies to
-// exceed the L2 several times, CUDA events around each launch, warm-up, and the median of a
-// time-based number of runs, so that every contender is timed under the same conditions.
+// exceed the L2 several times (or the same copy every launch), CUDA events around each launch,
+// warm-up, and the median of a time-based number of runs, so that every contender is timed under
+// the same conditions.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -103,15 +104,23 @@ class Problem {
   std::vector<Set> sets_;
 };
 
+// Which inputs the timed launches get: the copies in turn, so that every launch reads A and B
+// from HBM as a call on fresh data would (L2-cold); or the first copy every time, so that what fits
+// in the L2 stays there, as in a loop over the same buffers (L2-warm).
+enum class Inputs { rotated, same };
+inline const char* to_string(Inputs inputs) { return inputs == Inputs::rotated ? "rotated" : "same"; }
+
 // Median milliseconds of `launch(set)` over a time-based number of runs.
-inline double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms) {
-  for (int i = 0; i < 3; ++i) launch(p.set(i));
+inline double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms,
+                      Inputs inputs = Inputs::rotated) {
+  const auto set = [&](std::size_t i) -> const Set& { return p.set(inputs == Inputs::rotated ? i : 0); };
+  for (int i = 0; i < 3; ++i) launch(set(i));
   cuda(cudaDeviceSynchronize(), "warm-up");
   cudaEvent_t probe[2];
   cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
   cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
   cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
-  for (int i = 0; i < 3; ++i) launch(p.set(3 + i));
+  for (int i = 0; i < 3; ++i) launch(set(3 + i));
   cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
   cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
   float probe_ms = 0;
@@ -123,7 +132,7 @@ inline double time_ms(const Problem& p, const std::function<void(const Set&)>& l
   for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
   for (int i = 0; i < runs; ++i) {
     cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-    launch(p.set(static_cast<std::size_t>(6 + i)));
+    launch(set(static_cast<std::size_t>(6 + i)));
     cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
   }
   cuda(cudaDeviceSynchronize(), "timed runs");
