@@ -587,9 +587,13 @@ ScopedTuneHooks::~ScopedTuneHooks() { installed_hooks = previous_; }
 }  // namespace detail
 
 TunePolicy Options::policy_from_environment() {
-  const char* value = std::getenv("TILEMM_TUNE");
-  return (value != nullptr && std::string(value) == "off") ? TunePolicy::off
-                                                           : TunePolicy::tune_on_miss;
+  // Read once: every gemm() call without Options default-constructs one.
+  static const TunePolicy policy = [] {
+    const char* value = std::getenv("TILEMM_TUNE");
+    return (value != nullptr && std::string(value) == "off") ? TunePolicy::off
+                                                             : TunePolicy::tune_on_miss;
+  }();
+  return policy;
 }
 
 std::string problem_class(const Problem& p) {
@@ -666,37 +670,6 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const flo
   args.C = C;
   args.ldc = ldc;
   gemm(args, stream, options);
-}
-
-const char* to_string(CandidateStatus s) {
-  switch (s) {
-    case CandidateStatus::ok: return "ok";
-    case CandidateStatus::wrong_result: return "wrong_result";
-    case CandidateStatus::compile_error: return "compile_error";
-    case CandidateStatus::launch_error: return "launch_error";
-    case CandidateStatus::cannot_run: return "cannot_run";
-    case CandidateStatus::pruned: return "pruned";
-  }
-  return "unknown";
-}
-
-CandidateStatus candidate_status_from_string(const std::string& s) {
-  for (auto status : {CandidateStatus::ok, CandidateStatus::wrong_result,
-                      CandidateStatus::compile_error, CandidateStatus::launch_error,
-                      CandidateStatus::cannot_run, CandidateStatus::pruned})
-    if (s == to_string(status)) return status;
-  throw InvalidArgument("status", "unknown candidate status '" + s + "'");
-}
-
-const char* to_string(ResultSource s) {
-  switch (s) {
-    case ResultSource::tuned: return "tuned";
-    case ResultSource::cache: return "cache";
-    case ResultSource::imported: return "imported";
-    case ResultSource::preloaded: return "preloaded";
-    case ResultSource::fallback: return "fallback";
-  }
-  return "unknown";
 }
 
 }  // namespace tilemm
