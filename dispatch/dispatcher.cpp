@@ -240,6 +240,14 @@ std::optional<cache::StoredEntry> Dispatcher::fresh_entry(const DeviceInfo& devi
       });
 }
 
+// A fresh entry whose winner can serve `problem` here: what another process's tuning stored.
+std::optional<cache::StoredEntry> Dispatcher::usable_entry(const DeviceInfo& device,
+                                                           const Problem& problem) {
+  auto entry = fresh_entry(device, problem, true);
+  if (entry && !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
+  return entry;
+}
+
 std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& device,
                                                               const Problem& problem) {
   return cache::find_preloaded(*parts_.preloaded, device.model_key(), device.arch(), problem.M,
@@ -325,13 +333,13 @@ AutotuneResult Dispatcher::tune_once(const DeviceInfo& device, const Problem& pr
       // The lease may be free because another process just finished tuning this key and stored
       // its result after our miss: serve that result rather than tune the key twice.
       if (!options.force) {
-        if (auto entry = fresh_entry(device, problem, true))
+        if (auto entry = usable_entry(device, problem))
           return to_result(*entry, problem, source_of(entry->source));
       }
       return tune_and_store(device, problem, options);
     }
     if (!options.force) {
-      if (auto entry = fresh_entry(device, problem, true))
+      if (auto entry = usable_entry(device, problem))
         return to_result(*entry, problem, source_of(entry->source));
     }
     const double waited =

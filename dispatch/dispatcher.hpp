@@ -142,6 +142,7 @@ class Dispatcher {
 
   std::optional<cache::StoredEntry> fresh_entry(const DeviceInfo& device, const Problem& problem,
                                                 bool with_candidates);
+  std::optional<cache::StoredEntry> usable_entry(const DeviceInfo& device, const Problem& problem);
   std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device, const Problem& problem);
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
 
