@@ -27,19 +27,19 @@ const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
 }
 
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
-                       const std::string& template_hash) {
-  return e.versions.template_hash == template_hash && (e.device_key == device_key || e.arch == arch);
+                       const BuildVersions& running) {
+  return (e.device_key == device_key || e.arch == arch) && !is_stale(e, running);
 }
 
 std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
                                           const std::string& device_key, const std::string& arch,
                                           std::int64_t M, std::int64_t N, std::int64_t K,
                                           const std::string& problem_class,
-                                          const std::string& template_hash) {
+                                          const BuildVersions& running) {
   const StoredEntry* same_arch = nullptr;
   for (const auto& e : entries) {
     if (e.M != M || e.N != N || e.K != K || e.problem_class != problem_class ||
-        !preloaded_applies(e, device_key, arch, template_hash))
+        !preloaded_applies(e, device_key, arch, running))
       continue;
     if (e.device_key == device_key) return e;
     if (same_arch == nullptr) same_arch = &e;

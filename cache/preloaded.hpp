@@ -16,12 +16,11 @@ namespace tilemm::cache {
 // fails validation is skipped with a warning. Their source is "preloaded".
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names);
 
-// Whether a preloaded entry counts for this device: one of its model or architecture, made from
-// this build's kernel templates (template_hash), so that its winner exists and is the kernel that
-// was timed. Driver and NVRTC versions are not required to match: a shipped result is a good
-// guess, not a measurement here.
+// Whether a preloaded entry counts for this device: one of its model or architecture and fresh
+// for `running` (is_stale: made from this build's kernel templates, so that its winner exists and
+// is the kernel that was timed; driver and NVRTC versions need not match).
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
-                       const std::string& template_hash);
+                       const BuildVersions& running);
 
 // The preloaded entry for this shape and class among those that apply (preloaded_applies): first
 // one of the exact device model, else one of another model of the same architecture.
@@ -29,6 +28,6 @@ std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entrie
                                           const std::string& device_key, const std::string& arch,
                                           std::int64_t M, std::int64_t N, std::int64_t K,
                                           const std::string& problem_class,
-                                          const std::string& template_hash);
+                                          const BuildVersions& running);
 
 }  // namespace tilemm::cache

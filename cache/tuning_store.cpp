@@ -9,9 +9,10 @@
 namespace tilemm::cache {
 
 bool is_stale(const StoredEntry& e, const BuildVersions& current) {
+  if (e.versions.template_hash != current.template_hash) return true;
+  if (e.source == "preloaded") return false;  // a shipped guess: only its kernels must exist
   const bool driver_known = current.driver_version != 0;
-  return e.versions.template_hash != current.template_hash ||
-         e.versions.nvrtc_version != current.nvrtc_version ||
+  return e.versions.nvrtc_version != current.nvrtc_version ||
          (driver_known && e.versions.driver_version != current.driver_version);
 }
 

@@ -36,9 +36,13 @@ struct StoredEntry {
 };
 
 // Stale: tuned under another driver, NVRTC or template set than `current`. The one staleness
-// rule, used by dispatch and by tilemm-tune --list alike. A `current.driver_version` of 0 means
-// the driver is unknown (no driver on this machine, e.g. listing a cache without a GPU): then the
-// template hash and the NVRTC version alone decide. Cost: compares three values.
+// rule, used by dispatch, the preloaded lookup and tilemm-tune --list alike
+// (dispatch/provenance.hpp). A `current.driver_version` of 0 means the driver is unknown (no
+// driver on this machine, e.g. listing a cache without a GPU): then the template hash and the
+// NVRTC version alone decide. A preloaded entry (source "preloaded") is stale only under another
+// template set: a shipped result is a good guess, not a measurement here, so driver and NVRTC
+// versions need not match; its templates must, so that its winner is the kernel that was timed.
+// Cost: compares a few values.
 bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
 class TuningStore {

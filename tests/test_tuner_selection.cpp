@@ -1,12 +1,16 @@
 // The tuner's search and selection with a fake compiler and a fake bench: no GPU needed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "gpu_bench.hpp"
+#include "row_split.hpp"
+#include "row_split_candidates.hpp"
 #include "tuner.hpp"
 
 namespace tilemm::tuner {
@@ -24,7 +28,22 @@ class FakeBench : public CandidateBench {
     return it == check.end() ? CheckResult{} : it->second;
   }
   TimingResult time(const Variant& v, double give_up_ms) override {
-    const std::string name = variant_name(v);
+    return timing_of(variant_name(v), give_up_ms);
+  }
+  // A plan is scripted under its name (rowsplit_h<h>); what it was asked to run is recorded.
+  std::vector<std::string> plans;  // "rowsplit_h<h>: <core> + <rest>"
+  CheckResult verify_plan(const RowSplitPlan& plan) override {
+    const std::string name = detail::row_split_name(plan.core_rows);
+    plans.push_back(name + ": " + variant_name(plan.core) + " + " + variant_name(plan.rest));
+    const auto it = check.find(name);
+    return it == check.end() ? CheckResult{} : it->second;
+  }
+  TimingResult time_plan(const RowSplitPlan& plan, double give_up_ms) override {
+    return timing_of(detail::row_split_name(plan.core_rows), give_up_ms);
+  }
+
+ private:
+  TimingResult timing_of(const std::string& name, double give_up_ms) {
     timed.push_back(name);
     const double m = median.count(name) ? median.at(name) : 10.0;
     TimingResult r;
@@ -267,6 +286,171 @@ TEST(TunerSelection, QuickEffortTimesEachCandidateWithAFewLaunches) {
   EXPECT_EQ(quick.min_samples, quick.max_samples);
   EXPECT_GE(standard.min_samples, 15);
   EXPECT_GT(standard.max_samples, standard.min_samples);
+}
+
+
+// Row-split plans as candidates: 1100 rows give one plan, rowsplit_h1024 (1024 + 76 rows). Each
+// part's bench is a FakeBench of its own, scripted by M; the plan's time is scripted on the
+// shape's bench.
+struct PlanBenches {
+  std::map<std::int64_t, std::map<std::string, double>> medians;  // per part M
+  std::map<std::int64_t, std::map<std::string, CheckResult>> checks;
+  std::vector<std::int64_t> made;  // the parts a bench was made for
+  PlanSettings settings() {
+    PlanSettings p;
+    p.bench_for = [this](const Problem& part) {
+      made.push_back(part.M);
+      auto bench = std::make_unique<FakeBench>();
+      bench->median = medians[part.M];
+      bench->check = checks[part.M];
+      return std::unique_ptr<CandidateBench>(std::move(bench));
+    };
+    return p;
+  }
+};
+
+const Problem kPlanned = Problem::dense(1100, 260, 300, 4);
+const std::vector<std::string> kPlanSpace = {"tiled_t16_p0", "tiled_t32_p0"};
+
+TEST(TunerPlans, APlanWinsWhenItsPartsRunFasterAndItsPartsAreReturned) {
+  ASSERT_EQ(detail::row_split_heights(kPlanned), std::vector<std::int64_t>{1024});
+  FakeBench bench;
+  bench.median = {{"tiled_t16_p0", 4.0}, {"tiled_t32_p0", 5.0}, {"rowsplit_h1024", 3.0}};
+  PlanBenches parts;
+  parts.medians[1024] = {{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 2.5}};
+  parts.medians[76] = {{"tiled_t16_p0", 1.5}, {"tiled_t32_p0", 1.0}};
+  const auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench,
+                                   settings_for(kPlanSpace), parts.settings());
+  EXPECT_EQ(out.outcome.winner, "rowsplit_h1024");
+  EXPECT_DOUBLE_EQ(out.outcome.median_ms, 3.0);
+  EXPECT_DOUBLE_EQ(out.outcome.margin, 4.0 / 3.0 - 1.0);
+  ASSERT_EQ(out.outcome.candidates.size(), kPlanSpace.size() + 1);
+  const auto& plan = find(out.outcome, "rowsplit_h1024");
+  EXPECT_EQ(plan.status, CandidateStatus::ok);
+  EXPECT_EQ(plan.reason, "rows 0-1023: tiled_t16_p0; rows 1024-1099: tiled_t32_p0");
+  EXPECT_EQ(bench.plans, std::vector<std::string>{"rowsplit_h1024: tiled_t16_p0 + tiled_t32_p0"});
+  // Both parts were tuned as shapes of their own, with every candidate, for the caller to store.
+  ASSERT_EQ(out.parts.size(), 2u);
+  EXPECT_EQ(out.parts[0].problem.M, 1024);
+  EXPECT_EQ(out.parts[1].problem.M, 76);
+  for (const auto& part : out.parts) {
+    EXPECT_EQ(part.problem.N, kPlanned.N);
+    EXPECT_EQ(part.problem.K, kPlanned.K);
+    EXPECT_EQ(part.problem.ldc, kPlanned.ldc);
+    EXPECT_EQ(part.outcome.candidates.size(), kPlanSpace.size());
+  }
+  EXPECT_EQ(out.parts[0].outcome.winner, "tiled_t16_p0");
+  EXPECT_EQ(out.parts[1].outcome.winner, "tiled_t32_p0");
+  EXPECT_EQ(parts.made, (std::vector<std::int64_t>{1024, 76}));
+}
+
+TEST(TunerPlans, APlanSlowerThanTheBestVariantLosesAndIsPrunedWhenFarSlower) {
+  FakeBench bench;
+  bench.median = {{"tiled_t16_p0", 1.0}, {"tiled_t32_p0", 5.0}, {"rowsplit_h1024", 1.5}};
+  PlanBenches parts;
+  auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings_for(kPlanSpace),
+                             parts.settings());
+  EXPECT_EQ(out.outcome.winner, "tiled_t16_p0");
+  EXPECT_EQ(find(out.outcome, "rowsplit_h1024").status, CandidateStatus::ok);
+  EXPECT_EQ(out.outcome.candidates[1].variant, "rowsplit_h1024");  // ranked among the variants
+  EXPECT_EQ(out.parts.size(), 2u);  // tuned all the same: stored for the shapes they are
+
+  bench.median["rowsplit_h1024"] = 10.0;  // over 3x the best: pruned, its parts still named
+  out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings_for(kPlanSpace),
+                        parts.settings());
+  const auto& plan = find(out.outcome, "rowsplit_h1024");
+  EXPECT_EQ(plan.status, CandidateStatus::pruned);
+  EXPECT_EQ(plan.reason, "warm-up median above 3x the best so far (rows 0-1023: tiled_t16_p0; "
+                         "rows 1024-1099: tiled_t16_p0)");
+}
+
+TEST(TunerPlans, AKnownPartWinnerIsUsedWithoutTuningThePart) {
+  FakeBench bench;
+  bench.median = {{"rowsplit_h1024", 1.0}};
+  PlanBenches parts;
+  PlanSettings plans = parts.settings();
+  plans.known_winners[1024] = "tiled_t32_p0";
+  const auto out =
+      tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings_for(kPlanSpace), plans);
+  EXPECT_EQ(parts.made, std::vector<std::int64_t>{76});
+  ASSERT_EQ(out.parts.size(), 1u);
+  EXPECT_EQ(out.parts[0].problem.M, 76);
+  EXPECT_EQ(out.outcome.winner, "rowsplit_h1024");
+  EXPECT_EQ(find(out.outcome, "rowsplit_h1024").reason,
+            "rows 0-1023: tiled_t32_p0; rows 1024-1099: tiled_t16_p0");
+}
+
+TEST(TunerPlans, APartWhoseWinnerIsAPlanIsRefused) {
+  FakeBench bench;
+  bench.median = {{"rowsplit_h1024", 0.1}};
+  PlanBenches parts;
+  PlanSettings plans = parts.settings();
+  plans.known_winners[1024] = "rowsplit_h512";
+  const auto out =
+      tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings_for(kPlanSpace), plans);
+  const auto& plan = find(out.outcome, "rowsplit_h1024");
+  EXPECT_EQ(plan.status, CandidateStatus::cannot_run);
+  EXPECT_NE(plan.reason.find("a part's winner is itself a row-split plan (rows 0-1023: rowsplit_h512"),
+            std::string::npos) << plan.reason;
+  EXPECT_NE(out.outcome.winner, "rowsplit_h1024");
+  EXPECT_TRUE(bench.plans.empty());  // never run
+}
+
+TEST(TunerPlans, SkipHooksApplyToPlansAndToTheirPartsTunings) {
+  FakeBench bench;
+  bench.median = {{"rowsplit_h1024", 0.1}};
+  PlanBenches parts;
+  TuneSettings s = settings_for(kPlanSpace);
+  s.skip = {{"rowsplit_h1024", "crashed the worker process (killed by signal Aborted)"}};
+  std::vector<std::string> announced;
+  s.on_candidate = [&](const std::string& name) { announced.push_back(name); };
+  auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, s, parts.settings());
+  EXPECT_EQ(find(out.outcome, "rowsplit_h1024").status, CandidateStatus::launch_error);
+  EXPECT_EQ(find(out.outcome, "rowsplit_h1024").reason, s.skip.at("rowsplit_h1024"));
+  EXPECT_TRUE(parts.made.empty());  // a skipped plan tunes no part
+  EXPECT_TRUE(out.parts.empty());
+
+  // A variant skipped is skipped in the parts' tunings too; the plan is announced like a variant.
+  s.skip = {{"tiled_t16_p0", "hung"}};
+  announced.clear();
+  out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, s, parts.settings());
+  ASSERT_EQ(out.parts.size(), 2u);
+  for (const auto& part : out.parts) {
+    EXPECT_EQ(find(part.outcome, "tiled_t16_p0").status, CandidateStatus::launch_error);
+    EXPECT_EQ(part.outcome.winner, "tiled_t32_p0");
+  }
+  EXPECT_EQ(std::count(announced.begin(), announced.end(), "rowsplit_h1024"), 1);
+  EXPECT_EQ(out.outcome.winner, "rowsplit_h1024");
+}
+
+TEST(TunerPlans, APartThatCannotBeTunedMakesThePlanALaunchError) {
+  FakeBench bench;
+  bench.median = {{"rowsplit_h1024", 0.1}};
+  PlanBenches parts;
+  parts.checks[76] = {{"tiled_t16_p0", {CandidateStatus::wrong_result, "wrong"}},
+                      {"tiled_t32_p0", {CandidateStatus::wrong_result, "wrong"}}};
+  std::vector<std::string> failures;
+  TuneSettings s = settings_for(kPlanSpace);
+  s.on_launch_failure = [&](const std::string& name, const std::string&) { failures.push_back(name); };
+  const auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, s, parts.settings());
+  const auto& plan = find(out.outcome, "rowsplit_h1024");
+  EXPECT_EQ(plan.status, CandidateStatus::launch_error);
+  EXPECT_EQ(plan.reason, "tilemm: tuning found no correct candidate");  // its first line
+  EXPECT_EQ(failures, std::vector<std::string>{"rowsplit_h1024"});
+  EXPECT_EQ(out.outcome.winner, "tiled_t16_p0");
+  EXPECT_EQ(out.parts.size(), 1u);  // the core, tuned before the rest failed
+}
+
+TEST(TunerPlans, ShapesWithoutAPartialRowOfTilesGetNoPlan) {
+  FakeBench bench;
+  PlanBenches parts;
+  for (const Problem& p : {Problem::dense(1024, 260, 300, 4), Problem::dense(1000, 260, 300, 4)}) {
+    const auto out = tune_with_plans(testing::synthetic_h200(), p, bench, settings_for(kPlanSpace),
+                                     parts.settings());
+    EXPECT_EQ(out.outcome.candidates.size(), kPlanSpace.size()) << p.M;
+    EXPECT_TRUE(out.parts.empty());
+  }
+  EXPECT_TRUE(parts.made.empty());
 }
 
 }  // namespace

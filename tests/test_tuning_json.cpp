@@ -313,11 +313,19 @@ TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
   EXPECT_EQ(seen, 2u);
 }
 
+// An entry as preloaded_entries() hands it out.
+StoredEntry preloaded(std::string key, std::int64_t m, std::string winner) {
+  StoredEntry e = entry(std::move(key), m, std::move(winner));
+  e.source = "preloaded";
+  return e;
+}
+
 TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
-  const std::string hash = "00112233aabbccdd";
-  auto exact = entry(kH200, 512, "tiled_t16_p0");
-  auto same_arch = entry("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
-  auto other_arch = entry("NVIDIA A100|sm_80|108sm|40326MiB", 512, "naive");
+  // Another driver and NVRTC than the entries were tuned under: a shipped result still applies.
+  const BuildVersions hash{"00112233aabbccdd", 13020, 13020};
+  auto exact = preloaded(kH200, 512, "tiled_t16_p0");
+  auto same_arch = preloaded("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
+  auto other_arch = preloaded("NVIDIA A100|sm_80|108sm|40326MiB", 512, "naive");
   const std::vector<StoredEntry> entries = {same_arch, other_arch, exact};
 
   auto found = find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", hash);
@@ -332,16 +340,18 @@ TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
   EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 4, "a4-dense", hash));
   EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a1-dense", hash));
   // Made from other kernel templates: its winner may not exist or not be what was timed.
-  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", "ffffffffffffffff"));
+  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense",
+                              BuildVersions{"ffffffffffffffff", 13000, 13000}));
 }
 
 TEST(Preloaded, AnEntryAppliesToItsModelOrArchitectureFromTheSameTemplates) {
-  const std::string hash = "00112233aabbccdd";
-  const auto h100 = entry("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
+  const BuildVersions hash{"00112233aabbccdd", 13020, 0};
+  const auto h100 = preloaded("NVIDIA H100|sm_90|132sm|81559MiB", 512, "tiled_t8_p0");
   EXPECT_TRUE(preloaded_applies(h100, "NVIDIA H100|sm_90|132sm|81559MiB", "sm_90", hash));
   EXPECT_TRUE(preloaded_applies(h100, kH200, "sm_90", hash));  // same architecture
   EXPECT_FALSE(preloaded_applies(h100, "NVIDIA L4|sm_89|58sm|22478MiB", "sm_89", hash));
-  EXPECT_FALSE(preloaded_applies(h100, "NVIDIA H100|sm_90|132sm|81559MiB", "sm_90", "ffffffffffffffff"));
+  EXPECT_FALSE(preloaded_applies(h100, "NVIDIA H100|sm_90|132sm|81559MiB", "sm_90",
+                                 BuildVersions{"ffffffffffffffff", 13000, 13000}));
 }
 
 TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
@@ -355,7 +365,7 @@ TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
   }
   EXPECT_EQ(sizes, (std::set<std::int64_t>{512, 1000, 1024, 2048, 3000, 4096, 4097, 8192}));
   const auto found = find_preloaded(all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", 4096, 4096,
-                                    4096, "a4-dense", detail::templates_hash());
+                                    4096, "a4-dense", BuildVersions{detail::templates_hash(), 0, 0});
   ASSERT_TRUE(found.has_value()) << "the shipped H200 cache was made from other kernel templates: "
                                     "refresh it (tilemm-tune --sizes ... then --export)";
   EXPECT_EQ(found->source, "preloaded");

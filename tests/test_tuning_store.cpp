@@ -130,6 +130,21 @@ TEST(TuningStore, WithoutADriverOnlyTheTemplatesAndNvrtcDecideStaleness) {
   EXPECT_TRUE(is_stale(entry, BuildVersions{"0123456789abcdef", 13000, 13000}));
 }
 
+// A preloaded entry is a shipped guess: only its templates must be this build's (so that its
+// winner is the kernel that was timed); another driver or NVRTC does not make it stale.
+TEST(TuningStore, APreloadedEntryIsStaleOnlyUnderOtherTemplates) {
+  const BuildVersions here{"0123456789abcdef", 13000, 13000};
+  auto shipped = sample_entry();
+  shipped.source = "preloaded";
+  shipped.versions = {"0123456789abcdef", 12090, 12080};
+  EXPECT_FALSE(is_stale(shipped, here));
+  auto tuned = shipped;
+  tuned.source = "imported";  // the same versions in the user's cache: measured elsewhere
+  EXPECT_TRUE(is_stale(tuned, here));
+  shipped.versions.template_hash = "fedcba9876543210";
+  EXPECT_TRUE(is_stale(shipped, here));
+}
+
 TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
   testing::TempDir dir;
   const std::string path = dir.file("old.db");

@@ -11,6 +11,7 @@
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "log.hpp"
+#include "row_split.hpp"
 
 namespace tilemm::tuner {
 namespace {
@@ -176,6 +177,28 @@ TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
   return time_launch(
       [kernel](const GemmArgs& args, cudaStream_t stream) { detail::launch(*kernel, args, stream); },
       give_up_ms);
+}
+
+GpuBench::Launcher GpuBench::plan_launcher(const RowSplitPlan& plan) {
+  const auto loaded = [this](const Variant& v) -> const detail::LoadedKernel& {
+    const auto* kernel = detail::find_loaded(device_, v);
+    return kernel != nullptr ? *kernel : detail::kernel_for(device_, v);
+  };
+  const detail::LoadedKernel* core = &loaded(plan.core);
+  const detail::LoadedKernel* rest = &loaded(plan.rest);
+  const std::int64_t rows = plan.core_rows;
+  return [core, rest, rows](const GemmArgs& args, cudaStream_t stream) {
+    detail::launch(*core, detail::rows_of(args, 0, rows), stream);
+    detail::launch(*rest, detail::rows_of(args, rows, args.M - rows), stream);
+  };
+}
+
+CheckResult GpuBench::verify_plan(const RowSplitPlan& plan) {
+  return verify_launch(plan_launcher(plan));
+}
+
+TimingResult GpuBench::time_plan(const RowSplitPlan& plan, double give_up_ms) {
+  return time_launch(plan_launcher(plan), give_up_ms);
 }
 
 CheckResult GpuBench::verify_launch(const Launcher& launch) {

@@ -44,6 +44,10 @@ class GpuBench : public CandidateBench {
 
   CheckResult verify(const Variant& v, const detail::CompiledVariant& compiled) override;
   TimingResult time(const Variant& v, double give_up_ms) override;
+  // A part's kernel is the one loaded in this process (tuning the part loaded it), else it is
+  // compiled with NVRTC (once per process).
+  CheckResult verify_plan(const RowSplitPlan& plan) override;
+  TimingResult time_plan(const RowSplitPlan& plan, double give_up_ms) override;
 
   // What verify() and time() do for a variant, for any way of computing C = A * B on `stream`
   // from the bench's arguments (alpha 1, beta 0): a row-split plan's two launches, for one.
@@ -58,6 +62,7 @@ class GpuBench : public CandidateBench {
     float* C = nullptr;
   };
   GemmArgs args_for(const Set& s) const;
+  Launcher plan_launcher(const RowSplitPlan& plan);
   std::vector<float> sample(const Launcher& launch, int launches, int first_set);
 
   DeviceInfo device_;

@@ -27,12 +27,17 @@ enum class TunePolicy {
 };
 
 struct Options {
-  // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off.
+  // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off (read once per
+  // process: see policy_from_environment).
   TunePolicy policy = policy_from_environment();
   bool force = false;  // autotune(): re-tune even when a fresh result is cached
   // Called while tuning, from the tuning thread, after each candidate: (done, total).
   std::function<void(int done, int total)> progress;
 
+  // TunePolicy::off if TILEMM_TUNE is exactly "off", else tune_on_miss. The variable is read on
+  // the first call in the process and that answer kept: later changes to the environment are not
+  // seen. Cost after the first call: returns a stored value (no getenv), so default-constructing
+  // Options on every gemm() call stays cheap.
   static TunePolicy policy_from_environment();
 };
 

@@ -22,6 +22,7 @@
 #include "cache_trust.hpp"
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
+#include "provenance.hpp"
 #include "private_paths.hpp"
 #include "row_split.hpp"
 #include "store_open.hpp"
@@ -314,16 +315,6 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
   return failed ? kFailure : kOk;
 }
 
-cache::BuildVersions versions_here() {
-  cache::BuildVersions v;
-  v.template_hash = detail::templates_hash();
-  v.nvrtc_version = nvrtc_version();
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
-  v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
-  return v;
-}
-
 // A row-split plan's parts are entries of their own (tuned as shapes when the plan was tuned):
 // they are listed under the plan whose candidate they belong to, as "+ rows A-B, plan hH", not
 // as shapes someone asked for.
@@ -375,7 +366,7 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
   auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
     table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   cache::is_stale(e, here) ? "stale" : "fresh"});
+                   dispatch::is_fresh(e, here) ? "fresh" : "stale"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -415,7 +406,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   }
   for (const auto& e : cache::preloaded_entries(detail::why_not_a_known_name))
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
-  print_entries(out, entries, versions_here());
+  print_entries(out, entries, dispatch::running_versions_here());
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
   if (damaged) return damaged_cache(err, path, *damaged, "only the preloaded entries were listed");
   return kOk;

@@ -1,0 +1,41 @@
+// The names of the public enums (tilemm/autotune.hpp), in text and back: the cache and the JSON
+// files store them, so they live below both.
+#include <string>
+
+#include "tilemm/autotune.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm {
+
+const char* to_string(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::ok: return "ok";
+    case CandidateStatus::wrong_result: return "wrong_result";
+    case CandidateStatus::compile_error: return "compile_error";
+    case CandidateStatus::launch_error: return "launch_error";
+    case CandidateStatus::cannot_run: return "cannot_run";
+    case CandidateStatus::pruned: return "pruned";
+  }
+  return "unknown";
+}
+
+CandidateStatus candidate_status_from_string(const std::string& s) {
+  for (auto status : {CandidateStatus::ok, CandidateStatus::wrong_result,
+                      CandidateStatus::compile_error, CandidateStatus::launch_error,
+                      CandidateStatus::cannot_run, CandidateStatus::pruned})
+    if (s == to_string(status)) return status;
+  throw InvalidArgument("status", "unknown candidate status '" + s + "'");
+}
+
+const char* to_string(ResultSource s) {
+  switch (s) {
+    case ResultSource::tuned: return "tuned";
+    case ResultSource::cache: return "cache";
+    case ResultSource::imported: return "imported";
+    case ResultSource::preloaded: return "preloaded";
+    case ResultSource::fallback: return "fallback";
+  }
+  return "unknown";
+}
+
+}  // namespace tilemm

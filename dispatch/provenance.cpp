@@ -1,0 +1,41 @@
+#include "provenance.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "kernel_sources.hpp"
+#include "row_split.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::dispatch {
+
+cache::BuildVersions running_versions(const DeviceInfo& device) {
+  return {detail::templates_hash(), device.nvrtc_version, device.driver_version};
+}
+
+cache::BuildVersions running_versions_here() {
+  cache::BuildVersions v;
+  v.template_hash = detail::templates_hash();
+  v.nvrtc_version = nvrtc_version();
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
+  return v;
+}
+
+bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running) {
+  return !cache::is_stale(entry, running);
+}
+
+std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem) {
+  if (const auto rows = detail::parse_row_split(winner))
+    return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";
+  try {
+    if (const Verdict verdict = can_run(parse_variant(winner), device, problem); !verdict)
+      return "it cannot run here: " + verdict.reason;
+  } catch (const InvalidArgument& e) {
+    return std::string("it is unknown to this build: ") + e.what();
+  }
+  return "";
+}
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,35 @@
+// The one provenance policy: which stored results may serve a call of this build on this device.
+//
+// Freshness is cache::is_stale (cache/tuning_store.hpp), one rule for every source: an entry of
+// the SQLite cache (tuned here or imported) must match the running templates hash, NVRTC and
+// driver (a driver of 0 is unknown and not compared); a preloaded entry the templates hash only,
+// as a shipped result is a good guess, not a measurement here. Which device an entry serves:
+// a cache entry its device model (the store is keyed by it); a preloaded entry its model, else
+// any model of the same architecture (cache::preloaded_applies). And a fresh entry serves only
+// if its winner is usable here (why_unusable). The dispatcher, the preloaded lookup and
+// tilemm-tune --list all ask these functions.
+#pragma once
+
+#include <string>
+
+#include "tilemm/device.hpp"
+#include "tilemm/variant.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::dispatch {
+
+// The versions this process runs under on `device`. Cost: reads the kept templates hash.
+cache::BuildVersions running_versions(const DeviceInfo& device);
+
+// The same without a device (tilemm-tune --list on any machine): the driver version is the
+// runtime's answer, 0 where there is no driver, so that it is not compared.
+cache::BuildVersions running_versions_here();
+
+// Whether `entry` may serve this build: !cache::is_stale(entry, running).
+bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running);
+
+// Why a winner's name cannot serve `problem` on `device`, empty when it can: a row-split plan
+// must split the rows in two, a variant must be one this build knows and can_run() must pass.
+std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem);
+
+}  // namespace tilemm::dispatch

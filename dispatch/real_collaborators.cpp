@@ -1,0 +1,122 @@
+#include "real_collaborators.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "gpu_bench.hpp"
+#include "kernel_sources.hpp"
+#include "lease_owner.hpp"
+#include "log.hpp"
+#include "preloaded.hpp"
+#include "row_split.hpp"
+#include "store_open.hpp"
+
+namespace tilemm::dispatch {
+namespace {
+
+using detail::log;
+using detail::LogLevel;
+
+class CacheResultStore : public ResultStore {
+ public:
+  explicit CacheResultStore(std::function<std::string()> path) : path_(std::move(path)) {}
+
+  std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
+                                         const std::string& problem_class,
+                                         bool with_candidates) override {
+    return store().find(device_key, p.M, p.N, p.K, problem_class, with_candidates);
+  }
+  std::vector<cache::StoredEntry> list(const std::string& device_key) override {
+    return store().list(device_key);
+  }
+  void put_all(const std::vector<cache::StoredEntry>& entries) override { store().put_all(entries); }
+  bool loads_stored_code() override {
+    store();
+    return loads_stored_code_;
+  }
+  std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
+                                              const std::string& template_hash,
+                                              const std::string& variant) override {
+    return store().find_cubin(arch, nvrtc_version, template_hash, variant);
+  }
+  void put_cubin(const detail::CompiledVariant& compiled, const std::string& arch,
+                 int nvrtc_version) override {
+    store().put_cubin(arch, nvrtc_version, compiled.template_hash, compiled.name, compiled.cubin);
+  }
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    return store().try_acquire_lease(key, owner, ttl);
+  }
+  void release_lease(const std::string& key, const std::string& owner) override {
+    store().release_lease(key, owner);
+  }
+
+ private:
+  // Opened on first use. A cache that cannot be used is never fatal: open_store moves a damaged
+  // file aside or falls back to memory, and says so once.
+  cache::TuningStore& store() {
+    if (store_) return *store_;
+    const std::string path = path_();
+    cache::OpenedStore opened = cache::open_store(path);
+    if (!opened.warning.empty()) log(LogLevel::warn, opened.warning);
+    loads_stored_code_ = opened.code_trust.loads_stored_code;
+    if (!loads_stored_code_)
+      log(LogLevel::warn, "the cache '" + path + "' is shared (" + opened.code_trust.reason +
+                              "): its tuning results are used, but its stored kernels are not "
+                              "loaded; each is compiled in this process instead");
+    store_ = std::move(opened.store);
+    return *store_;
+  }
+
+  std::function<std::string()> path_;
+  std::unique_ptr<cache::TuningStore> store_;
+  bool loads_stored_code_ = true;  // the opened store's code_trust (cache_trust.hpp)
+};
+
+class RuntimeKernelLoader : public KernelLoader {
+ public:
+  const detail::LoadedKernel* find_loaded(const DeviceInfo& device, const Variant& v) override {
+    return detail::find_loaded(device, v);
+  }
+  const detail::LoadedKernel& load(const DeviceInfo& device, const Variant& v,
+                                   const std::vector<char>& cubin) override {
+    return detail::load_kernel(device, v, cubin);
+  }
+  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
+    return detail::compile_variant(v, arch);
+  }
+};
+
+class GpuShapeTuner : public ShapeTuner {
+ public:
+  tuner::ShapeTuning tune(const DeviceInfo& device, const Problem& problem,
+                          const TuneRequest& request) override {
+    tuner::GpuBench bench(device, problem);
+    tuner::TuneSettings settings;
+    settings.progress = request.progress;
+    if (const detail::TuneHooks* hooks = request.hooks) {
+      settings.skip = hooks->skip;
+      settings.on_candidate = hooks->on_candidate;
+      settings.on_launch_failure = hooks->on_launch_failure;
+    }
+    tuner::PlanSettings plans;
+    plans.bench_for = [&device](const Problem& part) -> std::unique_ptr<tuner::CandidateBench> {
+      return std::make_unique<tuner::GpuBench>(device, part);
+    };
+    plans.known_winners = request.known_part_winners;
+    return tuner::tune_with_plans(device, problem, bench, settings, plans);
+  }
+};
+
+}  // namespace
+
+Collaborators real_collaborators(std::function<std::string()> cache_path) {
+  Collaborators parts;
+  parts.store = std::make_unique<CacheResultStore>(std::move(cache_path));
+  parts.loader = std::make_unique<RuntimeKernelLoader>();
+  parts.tuner = std::make_unique<GpuShapeTuner>();
+  parts.preloaded = &cache::preloaded_entries(detail::why_not_a_known_name);
+  parts.lease_owner = cache::process_lease_owner();
+  return parts;
+}
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,16 @@
+// The dispatcher's collaborators in a real process: the SQLite cache (opened on first use, never
+// fatal), this process's kernel library and NVRTC, and the tuner on the GPU.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "dispatcher.hpp"
+
+namespace tilemm::dispatch {
+
+// `cache_path` is asked when the store is first used (the first miss or autotune()), so that
+// TILEMM_CACHE set before then counts. Cost: nothing until then.
+Collaborators real_collaborators(std::function<std::string()> cache_path);
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,553 @@
+// The dispatcher's logic on the CPU: a fake store, a fake tuner and a fake kernel loader stand in
+// for SQLite, the GPU tuning and the CUDA runtime (dispatch/dispatcher.hpp).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "dispatcher.hpp"
+#include "kernel_sources.hpp"
+#include "provenance.hpp"
+#include "row_split.hpp"
+#include "synthetic_device.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::dispatch {
+namespace {
+
+using cache::StoredEntry;
+
+DeviceInfo device() {
+  DeviceInfo d = testing::synthetic_h200();
+  d.nvrtc_version = 13000;
+  d.driver_version = 13000;
+  d.l2_bytes = 50 << 20;
+  return d;
+}
+
+StoredEntry stored(const Problem& p, const std::string& winner, const std::string& source = "tuned") {
+  StoredEntry e;
+  e.device_key = device().model_key();
+  e.M = p.M;
+  e.N = p.N;
+  e.K = p.K;
+  e.problem_class = class_of(p);
+  e.winner = winner;
+  e.median_ms = 1.0;
+  e.tuned_at = "2026-11-29T00:00:00Z";
+  e.tilemm_version = "test";
+  e.versions = running_versions(device());
+  e.arch = device().arch();
+  e.source = source;
+  CandidateResult c;
+  c.variant = winner;
+  c.stats.median_ms = 1.0;
+  e.candidates = {c};
+  return e;
+}
+
+// The SQLite cache, in a map. `fail` makes every call throw; `other_process` runs on each lease
+// attempt that finds the lease held by someone else.
+class FakeStore : public ResultStore {
+ public:
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>, StoredEntry> entries;
+  std::map<std::string, std::vector<char>> cubins;  // by variant
+  bool shared = false;
+  bool fail = false;
+  int puts = 0;
+  struct Lease {
+    std::string owner;
+    double expires_in = 0;  // seconds after it was taken: < 0 is expired
+  };
+  std::map<std::string, Lease> leases;
+  std::function<void(FakeStore&)> other_process;
+  std::function<void(FakeStore&)> before_lease;  // runs as a lease is asked for
+  std::vector<std::string> lease_log;  // "take <owner>", "release <owner>"
+
+  void add(const StoredEntry& e) { entries[{e.M, e.N, e.K, e.problem_class}] = e; }
+  const StoredEntry* at(const Problem& p) const {
+    const auto it = entries.find({p.M, p.N, p.K, class_of(p)});
+    return it == entries.end() ? nullptr : &it->second;
+  }
+
+  std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
+                                  const std::string& problem_class, bool with_candidates) override {
+    check();
+    const auto it = entries.find({p.M, p.N, p.K, problem_class});
+    if (it == entries.end() || it->second.device_key != device_key) return std::nullopt;
+    StoredEntry e = it->second;
+    if (!with_candidates) e.candidates.clear();
+    return e;
+  }
+  std::vector<StoredEntry> list(const std::string& device_key) override {
+    check();
+    std::vector<StoredEntry> out;
+    for (const auto& [key, e] : entries)
+      if (e.device_key == device_key) out.push_back(e);
+    return out;
+  }
+  void put_all(const std::vector<StoredEntry>& all) override {
+    check();
+    ++puts;
+    for (const auto& e : all) add(e);
+  }
+  bool loads_stored_code() override {
+    check();
+    return !shared;
+  }
+  std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
+                                              const std::string& variant) override {
+    check();
+    const auto it = cubins.find(variant);
+    if (it == cubins.end()) return std::nullopt;
+    return it->second;
+  }
+  void put_cubin(const detail::CompiledVariant& compiled, const std::string&, int) override {
+    check();
+    cubins[compiled.name] = compiled.cubin;
+  }
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    check();
+    if (before_lease) before_lease(*this);
+    auto it = leases.find(key);
+    if (it == leases.end() || it->second.owner == owner || it->second.expires_in < 0) {
+      leases[key] = {owner, ttl};
+      lease_log.push_back("take " + owner);
+      return true;
+    }
+    if (other_process) other_process(*this);
+    return false;
+  }
+  void release_lease(const std::string& key, const std::string& owner) override {
+    check();
+    if (leases.count(key) && leases[key].owner == owner) leases.erase(key);
+    lease_log.push_back("release " + owner);
+  }
+
+ private:
+  void check() const {
+    if (fail) throw Error(ErrorKind::cache, "tilemm: the fake cache is broken");
+  }
+};
+
+// Kernels "loaded" into this process; an image whose first byte is 'X' is rejected.
+class FakeLoader : public KernelLoader {
+ public:
+  std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded;
+  std::vector<std::string> compiled;
+  std::vector<std::string> loads;  // "<variant> from <first byte of the image>"
+
+  const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
+    const auto it = loaded.find(variant_name(v));
+    return it == loaded.end() ? nullptr : it->second.get();
+  }
+  const detail::LoadedKernel& load(const DeviceInfo&, const Variant& v,
+                                   const std::vector<char>& cubin) override {
+    const std::string name = variant_name(v);
+    loads.push_back(name + " from " + std::string(1, cubin.empty() ? '?' : cubin[0]));
+    if (cubin.empty() || cubin[0] == 'X') throw Error(ErrorKind::cuda, "tilemm: image rejected");
+    auto& slot = loaded[name];
+    if (!slot) {
+      slot = std::make_unique<detail::LoadedKernel>();
+      slot->variant = v;
+    }
+    return *slot;
+  }
+  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
+    compiled.push_back(variant_name(v));
+    detail::CompiledVariant c;
+    c.name = variant_name(v);
+    c.arch = arch;
+    c.template_hash = "h";
+    c.cubin = {'C'};
+    return c;
+  }
+};
+
+// Tuning scripted by M: the winner of each shape (default tiled_t16_p0); a plan winner names its
+// parts' winners in `part_winners`.
+class FakeTuner : public ShapeTuner {
+ public:
+  std::map<std::int64_t, std::string> winners;
+  std::map<std::int64_t, std::string> part_winners;
+  std::vector<std::int64_t> tuned;  // M of each tuning
+  std::vector<std::map<std::int64_t, std::string>> known;  // the known parts of each
+
+  tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
+                          const TuneRequest& request) override {
+    tuned.push_back(problem.M);
+    known.push_back(request.known_part_winners);
+    tuner::ShapeTuning t;
+    t.outcome = outcome(winners.count(problem.M) ? winners.at(problem.M) : "tiled_t16_p0");
+    if (const auto rows = detail::parse_row_split(t.outcome.winner))
+      for (const std::int64_t part : {*rows, problem.M - *rows})
+        if (!request.known_part_winners.count(part))
+          t.parts.push_back({detail::rows_of(problem, part), outcome(part_winners.at(part))});
+    return t;
+  }
+
+ private:
+  static tuner::TuneOutcome outcome(const std::string& winner) {
+    tuner::TuneOutcome o;
+    o.winner = winner;
+    o.median_ms = 2.0;
+    CandidateResult c;
+    c.variant = winner;
+    c.stats.median_ms = 2.0;
+    o.candidates = {c};
+    o.winner_binary.name = winner;
+    o.winner_binary.cubin = {'T'};
+    o.seconds = 0.5;
+    return o;
+  }
+};
+
+const std::vector<StoredEntry> kNoPreloaded;
+
+struct Rig {
+  FakeStore* store;
+  FakeLoader* loader;
+  FakeTuner* tuner;
+  std::vector<StoredEntry> preloaded;
+  std::unique_ptr<Dispatcher> dispatcher;
+
+  explicit Rig(std::vector<StoredEntry> shipped = {}, LeaseTimes lease = {}) : preloaded(std::move(shipped)) {
+    Collaborators parts;
+    auto s = std::make_unique<FakeStore>();
+    auto l = std::make_unique<FakeLoader>();
+    auto t = std::make_unique<FakeTuner>();
+    store = s.get();
+    loader = l.get();
+    tuner = t.get();
+    parts.store = std::move(s);
+    parts.loader = std::move(l);
+    parts.tuner = std::move(t);
+    parts.preloaded = &preloaded;
+    parts.lease_owner = "host:1";
+    parts.lease = lease;
+    dispatcher = std::make_unique<Dispatcher>(std::move(parts));
+  }
+
+  // gemm()'s path: the memo, else resolve.
+  Decision gemm(const Problem& p, TunePolicy policy = TunePolicy::tune_on_miss) {
+    Options options;
+    options.policy = policy;
+    const ShapeKey key = key_of(device().ordinal, p);
+    auto d = dispatcher->find(key);
+    if (!d || (d->fallback && policy == TunePolicy::tune_on_miss))
+      d = dispatcher->resolve(device(), p, key, options);
+    return *d;
+  }
+  AutotuneResult autotune(const Problem& p, TunePolicy policy = TunePolicy::tune_on_miss,
+                          bool force = false) {
+    Options options;
+    options.policy = policy;
+    options.force = force;
+    return dispatcher->autotune(device(), p, options);
+  }
+};
+
+std::string kernel_of(const Decision& d) {
+  return d.kernel == nullptr ? "(none)" : variant_name(d.kernel->variant);
+}
+
+const Problem kShape = Problem::dense(512, 512, 512, 4);
+
+TEST(Dispatcher, MemoryServesBeforeTheCacheWhichServesBeforeThePreloadedResults) {
+  Rig rig({stored(kShape, "tiled_t8_p0", "preloaded")});
+  rig.store->add(stored(kShape, "tiled_t32_p0"));
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p0");  // the cache before preloaded
+  rig.store->add(stored(kShape, "tiled_t16_p1"));          // changed behind the memo's back
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p0");  // memory before the cache
+  EXPECT_EQ(kernel_of(*rig.dispatcher->find(key_of(0, kShape))), "tiled_t32_p0");
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+}
+
+TEST(Dispatcher, PreloadedServesBeforeTuningAndTuningIsTheLastResort) {
+  const Problem shipped = Problem::dense(256, 256, 256, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded")});
+  EXPECT_EQ(kernel_of(rig.gemm(shipped)), "tiled_t8_p0");
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  const auto before = Dispatcher::tunings_counted();
+  rig.tuner->winners[kShape.M] = "tiled_t32_p1";
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p1");
+  EXPECT_EQ(rig.tuner->tuned, std::vector<std::int64_t>{kShape.M});
+  EXPECT_EQ(Dispatcher::tunings_counted(), before + 1);
+  // Stored, with this build's versions, and its CUBIN kept for the next process.
+  ASSERT_NE(rig.store->at(kShape), nullptr);
+  EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t32_p1");
+  EXPECT_EQ(rig.store->at(kShape)->source, "tuned");
+  EXPECT_TRUE(is_fresh(*rig.store->at(kShape), running_versions(device())));
+  EXPECT_EQ(rig.store->cubins.count("tiled_t32_p1"), 1u);
+}
+
+TEST(Dispatcher, AutotuneAsksTheSameSourcesInTheSameOrderAndForceRetunes) {
+  const Problem shipped = Problem::dense(256, 256, 256, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded"), stored(kShape, "tiled_t8_p1", "preloaded")});
+  rig.store->add(stored(kShape, "tiled_t32_p0", "imported"));
+  AutotuneResult r = rig.autotune(kShape);
+  EXPECT_EQ(r.source, ResultSource::imported);
+  EXPECT_EQ(r.winner, "tiled_t32_p0");
+  EXPECT_EQ(r.candidates.size(), 1u);  // autotune() reads the candidates too
+  r = rig.autotune(shipped);
+  EXPECT_EQ(r.source, ResultSource::preloaded);
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  // The winner is made ready for gemm(): loaded and remembered.
+  EXPECT_EQ(kernel_of(*rig.dispatcher->find(key_of(0, shipped))), "tiled_t8_p0");
+
+  r = rig.autotune(kShape, TunePolicy::tune_on_miss, /*force=*/true);
+  EXPECT_EQ(r.source, ResultSource::tuned);
+  EXPECT_EQ(r.winner, "tiled_t16_p0");
+  EXPECT_EQ(rig.tuner->tuned, std::vector<std::int64_t>{kShape.M});
+  EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t16_p0");  // replaced
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t16_p0");
+}
+
+TEST(Dispatcher, TuningOffFallsBackToTheNearestTunedShapeElseTheDefaultVariant) {
+  Rig rig({stored(Problem::dense(4096, 4096, 4096, 4), "tiled_t8_p0", "preloaded")});
+  rig.store->add(stored(Problem::dense(1024, 1024, 1024, 4), "tiled_t32_p0"));
+  rig.store->add(stored(Problem::dense(1000, 1000, 1000, 1), "tiled_t8_p1"));  // another class
+  Decision d = rig.gemm(Problem::dense(900, 900, 900, 4), TunePolicy::off);
+  EXPECT_TRUE(d.fallback);
+  EXPECT_EQ(kernel_of(d), "tiled_t32_p0");
+  d = rig.gemm(Problem::dense(4000, 4000, 4000, 4), TunePolicy::off);  // nearer the preloaded one
+  EXPECT_EQ(kernel_of(d), "tiled_t8_p0");
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+
+  Rig empty;
+  d = empty.gemm(Problem::dense(900, 900, 900, 4), TunePolicy::off);
+  EXPECT_TRUE(d.fallback);
+  EXPECT_EQ(kernel_of(d), variant_name(default_variant()));
+  const AutotuneResult r = empty.autotune(Problem::dense(91, 93, 95, 4), TunePolicy::off);
+  EXPECT_EQ(r.source, ResultSource::fallback);
+  EXPECT_EQ(r.winner, variant_name(default_variant()));
+  EXPECT_TRUE(r.candidates.empty());
+  EXPECT_TRUE(empty.tuner->tuned.empty());
+}
+
+TEST(Dispatcher, AFallbackIsResolvedAgainOnceACallMayTune) {
+  Rig rig;
+  EXPECT_TRUE(rig.gemm(kShape, TunePolicy::off).fallback);
+  EXPECT_TRUE(rig.gemm(kShape, TunePolicy::off).fallback);  // remembered for calls that may not tune
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  rig.tuner->winners[kShape.M] = "tiled_t32_p1";
+  const Decision tuned = rig.gemm(kShape);
+  EXPECT_FALSE(tuned.fallback);
+  EXPECT_EQ(kernel_of(tuned), "tiled_t32_p1");
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+  EXPECT_EQ(kernel_of(rig.gemm(kShape, TunePolicy::off)), "tiled_t32_p1");  // now the answer
+  // autotune() under off remembers its answer as a fallback too.
+  const Problem other = Problem::dense(64, 64, 64, 4);
+  rig.autotune(other, TunePolicy::off);
+  EXPECT_TRUE(rig.dispatcher->find(key_of(0, other))->fallback);
+}
+
+TEST(Dispatcher, StaleEntriesAreIgnoredForEachVersionField) {
+  const auto stale = [](const std::function<void(StoredEntry&)>& change) {
+    StoredEntry e = stored(kShape, "tiled_t32_p0");
+    change(e);
+    return e;
+  };
+  for (const auto& entry :
+       {stale([](StoredEntry& e) { e.versions.template_hash = "ffffffffffffffff"; }),
+        stale([](StoredEntry& e) { e.versions.nvrtc_version = 12090; }),
+        stale([](StoredEntry& e) { e.versions.driver_version = 12080; })}) {
+    Rig rig;
+    rig.store->add(entry);
+    EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t16_p0");  // tuned, not the stale winner
+    EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+    EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t16_p0");
+  }
+  // A preloaded result is stale only under other templates: another NVRTC still serves.
+  StoredEntry shipped = stored(kShape, "tiled_t8_p0", "preloaded");
+  shipped.versions.nvrtc_version = 12090;
+  shipped.versions.driver_version = 12080;
+  Rig served({shipped});
+  EXPECT_EQ(kernel_of(served.gemm(kShape)), "tiled_t8_p0");
+  shipped.versions.template_hash = "ffffffffffffffff";
+  Rig ignored({shipped});
+  EXPECT_EQ(kernel_of(ignored.gemm(kShape)), "tiled_t16_p0");
+  EXPECT_EQ(ignored.tuner->tuned.size(), 1u);
+}
+
+TEST(Dispatcher, UnusableWinnersAreMisses) {
+  DeviceInfo small = device();
+  small.max_threads_per_block = 256;  // tiled_t32 needs 1024 threads
+  ASSERT_FALSE(can_run(parse_variant("tiled_t32_p0"), small, kShape));
+  const Problem planned = Problem::dense(1100, 260, 300, 4);
+  for (const auto& [problem, winner] : std::vector<std::pair<Problem, std::string>>{
+           {kShape, "warptile_of_a_newer_build"}, {planned, "rowsplit_h5000"}}) {
+    Rig rig({stored(problem, "tiled_t8_p0", "preloaded")});
+    rig.store->add(stored(problem, winner));
+    EXPECT_EQ(kernel_of(rig.gemm(problem)), "tiled_t8_p0") << winner;  // the next source serves
+  }
+  Rig rig;
+  rig.store->add(stored(kShape, "tiled_t32_p0"));
+  Options options;
+  const Decision d = rig.dispatcher->resolve(small, kShape, key_of(0, kShape), options);
+  EXPECT_EQ(kernel_of(d), "tiled_t16_p0");
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+  EXPECT_EQ(why_unusable("tiled_t32_p0", small, kShape).rfind("it cannot run here", 0), 0u);
+}
+
+TEST(Dispatcher, ABrokenCacheIsAMissEverywhereAndTheCallStillRuns) {
+  Rig rig;
+  rig.store->fail = true;
+  const AutotuneResult r = rig.autotune(kShape);
+  EXPECT_EQ(r.source, ResultSource::tuned);
+  EXPECT_EQ(kernel_of(*rig.dispatcher->find(key_of(0, kShape))), "tiled_t16_p0");
+  EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t16_p0"});
+  EXPECT_EQ(kernel_of(rig.gemm(Problem::dense(700, 700, 700, 4), TunePolicy::off)),
+            variant_name(default_variant()));
+}
+
+TEST(Dispatcher, StoredCubinsLoadFromAPrivateCacheOnlyAndABadOneIsReplaced) {
+  {
+    Rig rig;
+    rig.store->add(stored(kShape, "tiled_t32_p0"));
+    rig.store->cubins["tiled_t32_p0"] = {'S'};
+    rig.gemm(kShape);
+    EXPECT_TRUE(rig.loader->compiled.empty());
+    EXPECT_EQ(rig.loader->loads, std::vector<std::string>{"tiled_t32_p0 from S"});
+  }
+  {
+    Rig rig;  // shared: its CUBIN is not loaded, and it gets none
+    rig.store->shared = true;
+    rig.store->add(stored(kShape, "tiled_t32_p0"));
+    rig.store->cubins["tiled_t32_p0"] = {'S'};
+    rig.gemm(kShape);
+    EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p0"});
+    EXPECT_EQ(rig.loader->loads, std::vector<std::string>{"tiled_t32_p0 from C"});
+    EXPECT_EQ(rig.store->cubins.at("tiled_t32_p0"), std::vector<char>{'S'});
+  }
+  {
+    Rig rig;  // rejected: recompiled, and the new image replaces it
+    rig.store->add(stored(kShape, "tiled_t32_p0"));
+    rig.store->cubins["tiled_t32_p0"] = {'X'};
+    rig.gemm(kShape);
+    EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p0"});
+    EXPECT_EQ(rig.store->cubins.at("tiled_t32_p0"), std::vector<char>{'C'});
+  }
+}
+
+// The lease: another process tunes the shape; this one waits, then serves its stored result.
+TEST(Dispatcher, ASecondProcessWaitsForTheLeaseAndServesTheFirstOnesResult) {
+  Rig rig({}, LeaseTimes{300.0, 600.0, std::chrono::milliseconds(1)});
+  const std::string key = device().model_key() + "|512x512x512 (a4-dense)";
+  rig.store->leases[key] = {"host:2", 300.0};
+  int attempts = 0;
+  rig.store->other_process = [&](FakeStore& s) {
+    if (++attempts < 3) return;
+    s.add(stored(kShape, "tiled_t32_p0"));  // the other process stores its result ...
+    s.leases.erase(key);                    // ... and releases the lease
+  };
+  const auto before = Dispatcher::tunings_counted();
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p0");
+  EXPECT_EQ(attempts, 3);
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  EXPECT_EQ(Dispatcher::tunings_counted(), before);
+}
+
+TEST(Dispatcher, AnExpiredLeaseIsTakenOverAndAWaiterGivesUpAfterItsBound) {
+  const std::string key = device().model_key() + "|512x512x512 (a4-dense)";
+  {
+    Rig rig({}, LeaseTimes{300.0, 600.0, std::chrono::milliseconds(1)});
+    rig.store->leases[key] = {"host:2", -1.0};  // its holder died
+    EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t16_p0");
+    EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+    EXPECT_EQ(rig.store->lease_log, (std::vector<std::string>{"take host:1", "release host:1"}));
+    EXPECT_EQ(rig.store->leases.count(key), 0u);
+  }
+  {
+    Rig rig({}, LeaseTimes{300.0, 0.02, std::chrono::milliseconds(1)});
+    rig.store->leases[key] = {"host:2", 300.0};  // held, and never released
+    EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t16_p0");
+    EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+    EXPECT_EQ(rig.store->leases.at(key).owner, "host:2");  // never this process's
+  }
+}
+
+// Another process finished and released the lease between this one's miss and its lease: its
+// result serves, unless this call is forced to measure anew.
+TEST(Dispatcher, ALeaseTakenAfterAnotherProcessStoredItsResultServesThatResult) {
+  for (const bool force : {false, true}) {
+    Rig rig;
+    rig.store->before_lease = [](FakeStore& s) {
+      if (!s.at(kShape)) s.add(stored(kShape, "tiled_t32_p0"));
+    };
+    const AutotuneResult r = rig.autotune(kShape, TunePolicy::tune_on_miss, force);
+    EXPECT_EQ(r.source, force ? ResultSource::tuned : ResultSource::cache) << force;
+    EXPECT_EQ(r.winner, force ? "tiled_t16_p0" : "tiled_t32_p0");
+    EXPECT_EQ(rig.tuner->tuned.size(), force ? 1u : 0u);
+  }
+}
+
+TEST(Dispatcher, APlanStoresItsPartsAndTheirWinnersServeItsRows) {
+  const Problem planned = Problem::dense(1100, 260, 300, 4);
+  Rig rig;
+  rig.tuner->winners[1100] = "rowsplit_h1024";
+  rig.tuner->part_winners = {{1024, "tiled_t32_p0"}, {76, "tiled_t8_p0"}};
+  const auto before = Dispatcher::tunings_counted();
+  const AutotuneResult r = rig.autotune(planned);
+  EXPECT_EQ(r.winner, "rowsplit_h1024");
+  EXPECT_EQ(Dispatcher::tunings_counted(), before + 3);  // the shape and its two parts
+  EXPECT_EQ(rig.tuner->tuned, std::vector<std::int64_t>{1100});  // the tuner tuned the parts
+  EXPECT_EQ(rig.store->puts, 1);  // all three in one transaction
+  ASSERT_NE(rig.store->at(detail::rows_of(planned, 1024)), nullptr);
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 1024))->winner, "tiled_t32_p0");
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 76))->winner, "tiled_t8_p0");
+  EXPECT_EQ(rig.store->cubins.count("tiled_t32_p0") + rig.store->cubins.count("tiled_t8_p0"), 2u);
+  // gemm() splits the rows; each part is served by its stored winner, without tuning.
+  EXPECT_EQ(rig.gemm(planned).split_rows, 1024);
+  EXPECT_EQ(kernel_of(*rig.dispatcher->find(key_of(0, detail::rows_of(planned, 1024)))), "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(detail::rows_of(planned, 76))), "tiled_t8_p0");
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+}
+
+TEST(Dispatcher, APlansPartWithAResultAlreadyIsNotTunedAgainUnlessForced) {
+  const Problem planned = Problem::dense(1100, 260, 300, 4);
+  Rig rig;
+  rig.store->add(stored(detail::rows_of(planned, 1024), "tiled_t32_p0"));
+  rig.store->add(stored(detail::rows_of(planned, 76), "warptile_of_a_newer_build"));  // unusable
+  rig.tuner->winners[1100] = "rowsplit_h1024";
+  rig.tuner->part_winners = {{1024, "tiled_t16_p1"}, {76, "tiled_t8_p0"}};
+  rig.autotune(planned);
+  ASSERT_EQ(rig.tuner->known.size(), 1u);
+  EXPECT_EQ(rig.tuner->known[0], (std::map<std::int64_t, std::string>{{1024, "tiled_t32_p0"}}));
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 1024))->winner, "tiled_t32_p0");  // kept
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 76))->winner, "tiled_t8_p0");     // tuned
+  rig.autotune(planned, TunePolicy::tune_on_miss, /*force=*/true);
+  ASSERT_EQ(rig.tuner->known.size(), 2u);
+  EXPECT_TRUE(rig.tuner->known[1].empty());  // forced: every part measured anew
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 1024))->winner, "tiled_t16_p1");
+}
+
+TEST(Resolution, TheSourcesAndWhichMayAnswerACall) {
+  EXPECT_EQ(kResolutionOrder.front(), Source::memory);
+  EXPECT_EQ(kResolutionOrder.back(), Source::fallback);
+  const Call gemm_on{TunePolicy::tune_on_miss, false, false};
+  const Call gemm_off{TunePolicy::off, false, false};
+  const Call forced{TunePolicy::tune_on_miss, true, true};
+  EXPECT_TRUE(may_answer(Source::memory, gemm_on));
+  EXPECT_FALSE(may_answer(Source::memory, forced));  // autotune() wants the candidates
+  EXPECT_FALSE(may_answer(Source::cache, forced));
+  EXPECT_FALSE(may_answer(Source::preloaded, forced));
+  EXPECT_TRUE(may_answer(Source::tuning, gemm_on));
+  EXPECT_FALSE(may_answer(Source::tuning, gemm_off));
+  EXPECT_TRUE(may_answer(Source::fallback, gemm_off));
+  EXPECT_FALSE(may_answer(Source::fallback, gemm_on));
+}
+
+// Options{} reads TILEMM_TUNE once per process: a later change is not seen.
+TEST(OptionsPolicy, TheEnvironmentIsReadOnce) {
+  const TunePolicy first = Options{}.policy;
+  setenv("TILEMM_TUNE", first == TunePolicy::off ? "on" : "off", 1);
+  EXPECT_EQ(Options{}.policy, first);
+  EXPECT_EQ(Options::policy_from_environment(), first);
+}
+
+}  // namespace
+}  // namespace tilemm::dispatch
