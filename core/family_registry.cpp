@@ -114,11 +114,18 @@ std::vector<std::string> compile_definitions(const Variant& v) {
   return defs;
 }
 
-bool family_builds_for(const Family& family, const std::string& arch) {
+int min_compute_capability(const Family& family, const Variant& v) {
+  const int variant = family.variant_min_compute_capability != nullptr
+                          ? family.variant_min_compute_capability(v)
+                          : 0;
+  return std::max(family.min_compute_capability, variant);
+}
+
+bool variant_builds_for(const Variant& v, const std::string& arch) {
   // "sm_90" -> 90; an architecture name that does not parse is left to NVRTC to reject.
   if (arch.rfind("sm_", 0) != 0) return true;
   try {
-    return std::stoi(arch.substr(3)) >= family.min_compute_capability;
+    return std::stoi(arch.substr(3)) >= min_compute_capability(find_family(v.family), v);
   } catch (const std::exception&) {
     return true;
   }

@@ -57,6 +57,9 @@ struct Family {
   // Lowest compute capability (major * 10 + minor) the template compiles and runs on; 0: any.
   // can_run() refuses older devices, and the space compiled for an older architecture skips it.
   int min_compute_capability = 0;
+  // Where one variant needs more than the family's minimum (the skinny families' cluster
+  // variants need 9.0, their unsplit ones run anywhere): that variant's; nullptr: the family's.
+  int (*variant_min_compute_capability)(const Variant&) = nullptr;
   // Why `problem` lies outside the shapes this family serves (gemvm only M <= 16, say); empty
   // when inside. nullptr: every shape. can_run() asks it, so the tuner never times such a pair.
   std::string (*check_problem)(const Variant&, const Problem&) = nullptr;
@@ -81,8 +84,12 @@ Family gemvn_family();
 // A few row vectors times a matrix, M <= 16 (src/family_skinny.cpp).
 Family gemvm_family();
 
-// Whether `family` compiles for `arch` ("sm_90"): its min_compute_capability.
-bool family_builds_for(const Family& family, const std::string& arch);
+// The lowest compute capability (major * 10 + minor) `v` of `family` compiles and runs on: the
+// family's min_compute_capability, or its variant's where that is higher.
+int min_compute_capability(const Family& family, const Variant& v);
+
+// Whether `v` compiles for `arch` ("sm_90"): its min_compute_capability().
+bool variant_builds_for(const Variant& v, const std::string& arch);
 
 // Leading dimension of an aligned copy (or of a split-K slice) of rows of `n` floats.
 std::int64_t aligned_ld(std::int64_t n);

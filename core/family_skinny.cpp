@@ -2,9 +2,8 @@
 // every tiled family pads its tiles with rows or columns that do not exist. Each function below is
 // one rule of a family (its parameters' validity, the shapes it serves, its launch geometry, its
 // shared memory), written as a plain function so that it can move onto another family interface
-// as it is. Splits use the splitk family's launch sequence (launch.cpp: the kernel into slices of
-// a workspace, then <name>_reduce with 256 threads over VEC columns each), which the template's
-// reduce kernel matches.
+// as it is. K splits are summed inside a thread block cluster (cluster_reduce): one kernel, no
+// workspace; the split variants need compute capability 9.0, the unsplit ones run anywhere.
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -15,9 +14,9 @@
 namespace tilemm::detail {
 namespace {
 
-// Threads per block of the template's two kernels (NTHREADS in skinny.cu).
-constexpr int kGemvNThreads = 128;
-constexpr int kGemvMThreads = 256;
+// Threads (8 warps) per block of both kernels (kThreads in skinny.cu).
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
 
 bool one_of(int value, std::initializer_list<int> allowed) {
   for (int a : allowed)
@@ -25,21 +24,33 @@ bool one_of(int value, std::initializer_list<int> allowed) {
   return false;
 }
 
-// The static_asserts the two shapes share, with the template's reasons.
-std::string check_vec_and_split(const Variant& v) {
-  if (!one_of(v.param("v"), {1, 2, 4})) return "VEC is 1, 2 or 4 floats per load";
-  if (const int s = v.param("s"); s < 1 || s > 32)
-    return "SPLIT_K is the number of K slices, 1 to 32";
+// The static_asserts the two shapes share, with the template's reasons. `per_lane` is ROWS
+// (gemvn) or COLS (gemvm), `extent` MAX_N or MAX_M.
+std::string check_split_and_width(const Variant& v, const char* per_lane_macro, int per_lane,
+                                  const char* extent_macro, int extent) {
+  if (!one_of(v.param("s"), {1, 2, 4, 8}))
+    return "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable";
+  if (!one_of(per_lane, {1, 2, 4}))
+    return std::string(per_lane_macro) + " is 1, 2 or 4";
+  if (per_lane != 1 && per_lane * extent > 4)
+    return std::string(per_lane_macro) + " above 1 only where " + per_lane_macro + " x " +
+           extent_macro + " <= 4: more accumulators do not fit the registers of 4 blocks per SM";
   return {};
 }
 
-int skinny_alignment(const Variant& v) { return v.param("v"); }
 int skinny_k_splits(const Variant& v) { return v.param("s"); }
+
+// Thread block clusters (the split variants) need sm_90.
+int skinny_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 0; }
+
+// Every variant chooses its load widths at run time from the actual pointers and leading
+// dimensions (skinny.cu), so every alignment class runs every variant.
+int skinny_alignment(const Variant&) { return 1; }
 
 // The shapes a variant serving up to `most` rows (or columns) takes: not more, and not half or
 // fewer, which the variant of half the size serves with half the arithmetic (a variant computes
-// all `most` of them, the missing ones on zeros). So each M (or N) has one size of variant and
-// the tuner times only its VEC and split choices.
+// all `most` of them, the missing ones on copies of the last). So each M (or N) has one size of
+// variant and the tuner times only its geometry and split choices.
 std::string check_served_extent(std::int64_t extent, int most, const char* dimension,
                                 const char* family) {
   if (extent > most)
@@ -54,16 +65,28 @@ std::string check_served_extent(std::int64_t extent, int most, const char* dimen
   return {};
 }
 
+LaunchGeometry skinny_geometry(std::uint64_t blocks, const Variant& v) {
+  LaunchGeometry g;
+  g.grid_x64 = blocks;
+  g.grid_z64 = static_cast<std::uint64_t>(v.param("s"));
+  g.grid[0] = static_cast<unsigned>(g.grid_x64);
+  g.grid[2] = static_cast<unsigned>(g.grid_z64);
+  g.block[0] = kThreads;
+  return g;
+}
+
 // gemvn --------------------------------------------------------------------------------------
-// Rows of A per block: 4 warps, each 4 rows (2 where MAX_N < 4) (kRowsPerBlock in skinny.cu).
+// The block's warps along K (kWarpsK in skinny.cu): fewer where B is wider, the rest along rows.
+int gemvn_warps_along_k(const Variant& v) { return v.param("n") >= 8 ? 1 : kWarps / v.param("n"); }
+
+// Rows of A per block: ROWS per warp, kWarps / kWarpsK warps (kRowsPerBlock in skinny.cu).
 int gemvn_rows_per_block(const Variant& v) {
-  const int rows_per_warp = v.param("n") >= 4 ? 4 : 2;
-  return kGemvNThreads / 32 * rows_per_warp;
+  return kWarps / gemvn_warps_along_k(v) * v.param("r");
 }
 
 std::string check_gemvn_params(const Variant& v) {
   if (!one_of(v.param("n"), {1, 2, 4, 8, 16})) return "MAX_N is 1, 2, 4, 8 or 16";
-  return check_vec_and_split(v);
+  return check_split_and_width(v, "ROWS", v.param("r"), "MAX_N", v.param("n"));
 }
 
 std::string check_gemvn_problem(const Variant& v, const Problem& p) {
@@ -71,25 +94,23 @@ std::string check_gemvn_problem(const Variant& v, const Problem& p) {
 }
 
 LaunchGeometry gemvn_geometry(const Variant& v, const Problem& p) {
-  LaunchGeometry g;
-  g.grid_x64 = ceil_div(p.M, gemvn_rows_per_block(v));
-  g.grid_z64 = static_cast<std::uint64_t>(v.param("s"));
-  g.grid[0] = static_cast<unsigned>(g.grid_x64);
-  g.grid[2] = static_cast<unsigned>(g.grid_z64);
-  g.block[0] = kGemvNThreads;
-  return g;
+  return skinny_geometry(ceil_div(p.M, gemvn_rows_per_block(v)), v);
 }
 
-// No shared memory: the warps are independent and reduce with shuffles.
-std::size_t gemvn_shared_bytes(const Variant&) { return 0; }
+// Static arrays: the per-warp sums (kWarpsK x outputs) and, with warps along K, the block's.
+std::size_t gemvn_shared_bytes(const Variant& v) {
+  const auto outputs = static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
+  const auto along_k = static_cast<std::size_t>(gemvn_warps_along_k(v));
+  return (along_k * outputs + (along_k > 1 ? outputs : 1)) * sizeof(float);
+}
 
 // gemvm --------------------------------------------------------------------------------------
-// Columns of B per block: one warp-wide run, VEC floats per lane (kColumns in skinny.cu).
-int gemvm_columns_per_block(const Variant& v) { return 32 * v.param("v"); }
+// Columns of B per block: 32 lanes, COLS each (kColumns in skinny.cu).
+int gemvm_columns_per_block(const Variant& v) { return 32 * v.param("c"); }
 
 std::string check_gemvm_params(const Variant& v) {
   if (!one_of(v.param("m"), {1, 2, 4, 8, 16})) return "MAX_M is 1, 2, 4, 8 or 16";
-  return check_vec_and_split(v);
+  return check_split_and_width(v, "COLS", v.param("c"), "MAX_M", v.param("m"));
 }
 
 std::string check_gemvm_problem(const Variant& v, const Problem& p) {
@@ -97,57 +118,55 @@ std::string check_gemvm_problem(const Variant& v, const Problem& p) {
 }
 
 LaunchGeometry gemvm_geometry(const Variant& v, const Problem& p) {
-  LaunchGeometry g;
-  g.grid_x64 = ceil_div(p.N, gemvm_columns_per_block(v));
-  g.grid_z64 = static_cast<std::uint64_t>(v.param("s"));
-  g.grid[0] = static_cast<unsigned>(g.grid_x64);
-  g.grid[2] = static_cast<unsigned>(g.grid_z64);
-  g.block[0] = kGemvMThreads;
-  return g;
+  return skinny_geometry(ceil_div(p.N, gemvm_columns_per_block(v)), v);
 }
 
-// The static array through which the warps' partial sums meet: a group of rows of C at a time,
-// kWarps x rows x columns floats, at most 4096 (kReduceRows in skinny.cu).
+// Static arrays: the warps' sums, a group of rows of C at a time (kWarps x rows x columns
+// floats, at most 4096: kReduceRows in skinny.cu), and with a split the block's sums, which the
+// cluster reads.
 std::size_t gemvm_shared_bytes(const Variant& v) {
-  const std::size_t per_row = static_cast<std::size_t>(kGemvMThreads / 32) *
-                              static_cast<std::size_t>(gemvm_columns_per_block(v));
+  const auto columns = static_cast<std::size_t>(gemvm_columns_per_block(v));
+  const auto most_m = static_cast<std::size_t>(v.param("m"));
+  const std::size_t per_row = kWarps * columns;
   std::size_t rows = 4096 / per_row;
-  if (rows > static_cast<std::size_t>(v.param("m"))) rows = static_cast<std::size_t>(v.param("m"));
-  return rows * per_row * sizeof(float);
+  if (rows > most_m) rows = most_m;
+  const std::size_t block_sums = v.param("s") > 1 ? most_m * columns : 0;
+  return (rows * per_row + block_sums) * sizeof(float);
+}
+
+Family skinny_family(std::string name, std::vector<ParamSpec> params,
+                     std::string (*check_params)(const Variant&),
+                     LaunchGeometry (*geometry)(const Variant&, const Problem&),
+                     std::size_t (*shared_bytes)(const Variant&),
+                     std::string (*check_problem)(const Variant&, const Problem&)) {
+  Family f{std::move(name),   "skinny.cu",      std::move(params), check_params, geometry,
+           shared_bytes,      skinny_alignment, skinny_k_splits,   false};
+  f.cluster_reduce = true;
+  f.variant_min_compute_capability = skinny_min_compute_capability;
+  f.check_problem = check_problem;
+  return f;
 }
 
 }  // namespace
 
 Family gemvn_family() {
-  // Five sizes of N (each serves (n/2, n]), three load widths (one per alignment class), and K
-  // unsplit or in 4 or 16 slices for M too small to fill the SMs: 45 variants.
-  Family f{"gemvn",
-           "skinny.cu",
-           {{"n", "MAX_N", {1, 2, 4, 8, 16}}, {"v", "VEC", {1, 2, 4}}, {"s", "SPLIT_K", {1, 4, 16}}},
-           check_gemvn_params,
-           gemvn_geometry,
-           gemvn_shared_bytes,
-           skinny_alignment,
-           skinny_k_splits,
-           false};
-  f.check_problem = check_gemvn_problem;
-  return f;
+  // Five sizes of N (each serves (n/2, n]), 1 to 4 rows of A per warp where the accumulators
+  // allow, and K unsplit or over clusters of 2, 4 or 8 blocks for M too small to fill the SMs:
+  // 32 variants.
+  return skinny_family(
+      "gemvn",
+      {{"n", "MAX_N", {1, 2, 4, 8, 16}}, {"r", "ROWS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
+      check_gemvn_params, gemvn_geometry, gemvn_shared_bytes, check_gemvn_problem);
 }
 
 Family gemvm_family() {
-  // As gemvn, over M: 45 variants. Splits matter more here: a block spans only 32 * VEC columns
-  // of B, so N in the low thousands is 8 to 128 blocks unsplit.
-  Family f{"gemvm",
-           "skinny.cu",
-           {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"v", "VEC", {1, 2, 4}}, {"s", "SPLIT_K", {1, 4, 16}}},
-           check_gemvm_params,
-           gemvm_geometry,
-           gemvm_shared_bytes,
-           skinny_alignment,
-           skinny_k_splits,
-           false};
-  f.check_problem = check_gemvm_problem;
-  return f;
+  // As gemvn, over M, with 32, 64 or 128 columns of B per block (1, 2 or 4 per lane) where the
+  // accumulators allow: 28 variants. Splits matter more here: N = 4096 is 32 to 128 blocks
+  // unsplit.
+  return skinny_family(
+      "gemvm",
+      {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
+      check_gemvm_params, gemvm_geometry, gemvm_shared_bytes, check_gemvm_problem);
 }
 
 }  // namespace tilemm::detail

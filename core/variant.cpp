@@ -154,9 +154,9 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
   if (v.params.size() != family->params.size())
     return no("wrong number of parameters for family '" + v.family + "'");
   if (std::string why = family->check_params(v); !why.empty()) return no(why);
-  if (const int cc = device.cc_major * 10 + device.cc_minor; cc < family->min_compute_capability)
-    return no("needs compute capability " + std::to_string(family->min_compute_capability / 10) +
-              "." + std::to_string(family->min_compute_capability % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
+  if (const int cc = device.cc_major * 10 + device.cc_minor, least = detail::min_compute_capability(*family, v); cc < least)
+    return no("needs compute capability " + std::to_string(least / 10) +
+              "." + std::to_string(least % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
 
   if (family->check_problem != nullptr)

@@ -42,20 +42,26 @@ int skinny_size_for(std::int64_t extent) {
   return size;
 }
 
+// The variants of one size of a skinny family: per-lane widths 1, 2 and 4 where width x size
+// <= 4 (the accumulators' register budget), else width 1, times 4 splits.
+std::size_t skinny_variants_of_size(int size) {
+  std::size_t widths = 0;
+  for (int width : {1, 2, 4})
+    if (width == 1 || width * size <= 4) ++widths;
+  return widths * 4;
+}
+
 // Each M <= 16 (gemvm) or N <= 16 (gemvn) is served by exactly one size of variant, the smallest
-// that holds it, with every VEC and split the problem's alignment allows; larger extents by none,
-// and the refusal says why.
+// that holds it, with every geometry and split of that size; larger extents by none, and the
+// refusal says why.
 TEST(CanRun, SkinnyFamiliesServeTheirExtentWithOneVariantSize) {
   const auto device = synthetic_h200();
   for (const char* family : {"gemvm", "gemvn"}) {
     const bool over_m = std::string(family) == "gemvm";
     const std::string size_key = over_m ? "m" : "n";
     for (std::int64_t extent = 1; extent <= 17; ++extent) {
-      // Rows of B and C 4096 floats apart: alignment class 4 whatever N is.
-      Problem p = over_m ? Problem::dense(extent, 4096, 4096, 4) : Problem::dense(4096, extent, 4096, 4);
-      p.ldb = p.ldc = 4096;
-      p.alignment = 4;
-      int accepted = 0;
+      const Problem p = over_m ? Problem::dense(extent, 4096, 4096, 4) : Problem::dense(4096, extent, 4096, 4);
+      std::size_t accepted = 0;
       for (const auto& v : variant_space(family)) {
         const Verdict verdict = can_run(v, device, p);
         const int size = v.param(size_key);
@@ -72,8 +78,8 @@ TEST(CanRun, SkinnyFamiliesServeTheirExtentWithOneVariantSize) {
               << variant_name(v) << " at " << extent;
         }
       }
-      // 3 VEC x 3 splits where the extent is served; none beyond 16.
-      EXPECT_EQ(accepted, extent <= 16 ? 9 : 0) << family << " at " << extent;
+      EXPECT_EQ(accepted, extent <= 16 ? skinny_variants_of_size(skinny_size_for(extent)) : 0)
+          << family << " at " << extent;
     }
   }
 }
@@ -88,50 +94,70 @@ TEST(CanRun, SkinnyFamiliesAreNoCandidatesForOrdinaryShapes) {
                                Problem::dense(4096, 4096, 1, 1)})
         EXPECT_FALSE(can_run(v, device, p).ok) << variant_name(v) << " at " << p.M << "x" << p.N;
     }
-  EXPECT_TRUE(can_run(parse_variant("gemvm_m16_v4_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
-  EXPECT_TRUE(can_run(parse_variant("gemvn_n16_v4_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
+  EXPECT_TRUE(can_run(parse_variant("gemvm_m16_c1_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
+  EXPECT_TRUE(can_run(parse_variant("gemvn_n16_r1_s4"), device, Problem::dense(9, 12, 100000, 4)).ok);
 }
 
-TEST(CanRun, SkinnyLoadWidthNeedsItsAlignmentClass) {
+// The kernels pick their load widths from the actual pointers at run time, so no alignment
+// class keeps a skinny variant off a problem: a dense N = 1 problem (ldb = ldc = 1, class 1)
+// runs every gemvn variant of size 1, an odd lda every gemvm variant of size 1.
+TEST(CanRun, SkinnyVariantsRunEveryAlignmentClass) {
   const auto device = synthetic_h200();
-  const Problem odd = Problem::dense(1, 4097, 4099, 4);  // lda 4099: class 1
-  ASSERT_EQ(odd.alignment, 1);
-  EXPECT_TRUE(can_run(parse_variant("gemvm_m1_v1_s16"), device, odd).ok);
-  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvm_m1_v2_s16"), device, odd),
-                              "aligned to 2 floats"));
-  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvm_m1_v4_s16"), device, odd),
-                              "aligned to 4 floats"));
-  const Problem even = Problem::dense(4098, 2, 4098, 4);  // lda 4098, ldb 2: class 2
-  ASSERT_EQ(even.alignment, 2);
-  EXPECT_TRUE(can_run(parse_variant("gemvn_n2_v2_s1"), device, even).ok);
-  EXPECT_TRUE(refused_because(can_run(parse_variant("gemvn_n2_v4_s1"), device, even),
-                              "aligned to 4 floats"));
+  const Problem column = Problem::dense(4096, 1, 4096, 4);
+  const Problem odd_row = Problem::dense(1, 4097, 4099, 4);
+  ASSERT_EQ(column.alignment, 1);
+  ASSERT_EQ(odd_row.alignment, 1);
+  for (const auto& [family, p] : {std::pair{"gemvn", column}, std::pair{"gemvm", odd_row}}) {
+    std::size_t accepted = 0;
+    for (const auto& v : variant_space(family)) {
+      const Verdict verdict = can_run(v, device, p);
+      if (v.params.front().second != 1) continue;  // the size: n (gemvn) or m (gemvm)
+      EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
+      accepted += verdict.ok ? 1 : 0;
+    }
+    EXPECT_EQ(accepted, skinny_variants_of_size(1)) << family;
+  }
 }
 
-// A split gemvn keeps S partial products of M x 4 floats (N rounded up to 4): bounded like
-// split-K's workspace.
-TEST(CanRun, SkinnySplitWorkspaceIsBounded) {
-  const auto device = synthetic_h200();
-  auto column = [](std::int64_t rows) {  // rows x 1 x 64, B and C rows 4 floats apart: class 4
-    Problem p = Problem::dense(rows, 1, 64, 4);
-    p.ldb = p.ldc = 4;
-    p.alignment = 4;
-    return p;
-  };
-  const Variant split = parse_variant("gemvn_n1_v4_s16");
-  // 16 x 2^22 x 4 floats = 1 GiB: at the limit; twice the rows exceed it.
-  EXPECT_TRUE(can_run(split, device, column(std::int64_t{1} << 22)).ok);
-  EXPECT_TRUE(refused_because(can_run(split, device, column(std::int64_t{1} << 23)),
-                              "exceeds the 1024 MiB limit"));
-  EXPECT_TRUE(can_run(parse_variant("gemvn_n1_v4_s1"), device, column(std::int64_t{1} << 23)).ok);
+// A skinny split sums its slices inside a thread block cluster: no workspace at any size (the
+// old split gemvn kept S partial products and was refused past 1 GiB), no reduce kernel, and
+// the split variants need thread block clusters (compute capability 9.0); the unsplit ones run
+// on older GPUs too.
+TEST(CanRun, SkinnySplitsUseClustersNotWorkspaces) {
+  const auto h200 = synthetic_h200();
+  auto a100 = synthetic_h200();
+  a100.cc_major = 8;
+  constexpr std::int64_t kLarge = std::int64_t{1} << 23;
+  for (const char* family : {"gemvm", "gemvn"}) {
+    const detail::Family& f = detail::find_family(family);
+    EXPECT_TRUE(f.cluster_reduce) << family;
+    for (const auto& v : variant_space(family)) {
+      // 2^23 rows (gemvn) or columns (gemvm) of the size the variant serves, K = 64.
+      const int size = v.params.front().second;
+      const Problem p = family == std::string("gemvn") ? Problem::dense(kLarge, size, 64, 4)
+                                                       : Problem::dense(size, kLarge, 64, 4);
+      EXPECT_EQ(detail::workspace_bytes(f, v, p), 0u) << variant_name(v);
+      EXPECT_EQ(f.k_splits(v), v.param("s")) << variant_name(v);
+      EXPECT_TRUE(can_run(v, h200, p).ok) << variant_name(v) << ": " << can_run(v, h200, p).reason;
+      const Verdict old_gpu = can_run(v, a100, p);
+      if (v.param("s") > 1) {
+        EXPECT_TRUE(refused_because(old_gpu, "needs compute capability 9.0")) << variant_name(v);
+        EXPECT_FALSE(detail::variant_builds_for(v, "sm_80")) << variant_name(v);
+      } else {
+        EXPECT_TRUE(old_gpu.ok) << variant_name(v) << ": " << old_gpu.reason;
+        EXPECT_TRUE(detail::variant_builds_for(v, "sm_80")) << variant_name(v);
+      }
+      EXPECT_TRUE(detail::variant_builds_for(v, "sm_90")) << variant_name(v);
+    }
+  }
 }
 
-// A few dozen variants per family at most: each is compiled and timed on the shapes it serves.
+// About 30 variants per family at most: each is compiled and timed on the shapes it serves.
 TEST(CanRun, SkinnySpacesStaySmall) {
   for (const char* family : {"gemvm", "gemvn"}) {
     const auto space = variant_space(family);
-    EXPECT_GE(space.size(), 15u) << family;
-    EXPECT_LE(space.size(), 48u) << family;
+    EXPECT_GE(space.size(), 20u) << family;
+    EXPECT_LE(space.size(), 32u) << family;
   }
 }
 

@@ -368,10 +368,12 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
 // The skinny families (gemvm: M <= 16, gemvn: N <= 16) over the extents that matter to them:
 // each instance fixes a family and its small extent and sweeps K (1, a partial vector, whole
 // warps, uneven slices, an odd length), the other extent (1, off every block, large and odd),
-// alignment class 4 (leading dimensions rounded up to 4, the padding between rows checked) and
-// 1 (every pointer one float off, leading dimensions one more than the row), and beta 0 with C
-// poisoned by NaN against alpha 1.5, beta -0.75. Every variant the problem allows runs: at
-// class 4 every VEC and split of the size that serves the extent, at class 1 the scalar ones.
+// the layout of the operands and beta (0 with C poisoned by NaN against alpha 1.5, beta -0.75).
+// The kernels choose float4, float2 or scalar loads per operand from the actual pointers and
+// leading dimensions, so the layouts cover each combination: everything 16-byte aligned (leading
+// dimensions rounded up to 4, the padding between rows checked), dense (ldb = 1 for N = 1: the
+// contiguous column of B), every pointer one float off, and only A or only B and C off. Every
+// variant of the size that serves the extent runs every problem.
 struct SkinnyCase {
   const char* family;
   std::int64_t extent;  // M for gemvm, N for gemvn
@@ -381,7 +383,31 @@ void PrintTo(const SkinnyCase& c, std::ostream* os) { *os << c.family << " at " 
 
 class SkinnyFamily : public ::testing::TestWithParam<SkinnyCase> {};
 
-TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
+// How the operands of a skinny test problem lie in memory.
+enum class SkinnyLayout { aligned, dense, all_off, a_off, b_off };
+
+const char* layout_name(SkinnyLayout layout) {
+  switch (layout) {
+    case SkinnyLayout::aligned: return "aligned";
+    case SkinnyLayout::dense: return "dense";
+    case SkinnyLayout::all_off: return "all pointers off";
+    case SkinnyLayout::a_off: return "A off";
+    case SkinnyLayout::b_off: return "B and C off";
+  }
+  return "?";
+}
+
+// The variants of `family` that this device runs (the split ones need clusters, sm_90).
+std::vector<Variant> skinny_space(const char* family, const DeviceInfo& device) {
+  std::vector<Variant> out;
+  for (const auto& v : variant_space(family))
+    if (detail::min_compute_capability(detail::find_family(family), v) <=
+        device.cc_major * 10 + device.cc_minor)
+      out.push_back(v);
+  return out;
+}
+
+TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKLayoutAndBeta) {
   TILEMM_REQUIRE_DEVICE();
   const SkinnyCase sc = GetParam();
   const bool over_m = std::string(sc.family) == "gemvm";
@@ -389,19 +415,36 @@ TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const DeviceInfo& device = current_device();
-  load_in_parallel(variant_space(sc.family), device);
+  const auto space = skinny_space(sc.family, device);
+  load_in_parallel(space, device);
+  int size = 1;  // of the variants that serve the extent
+  while (size < sc.extent) size *= 2;
+  const auto of_size = std::count_if(space.begin(), space.end(), [&](const Variant& v) {
+    return v.params.front().second == size;
+  });
+  ASSERT_GE(of_size, 4);
 
   for (std::int64_t K : {1, 5, 64, 1000, 4099})
     for (std::int64_t other : {1, 33, 1000, 4097})
-      for (int alignment : {4, 1})
+      for (const SkinnyLayout layout : {SkinnyLayout::aligned, SkinnyLayout::dense,
+                                        SkinnyLayout::all_off, SkinnyLayout::a_off,
+                                        SkinnyLayout::b_off})
         for (const float beta : {0.0f, -0.75f}) {
+          // Both betas on the two extreme layouts; the others once each.
+          const bool extreme = layout == SkinnyLayout::aligned || layout == SkinnyLayout::all_off;
+          if (!extreme && beta == 0.0f) continue;
           const std::int64_t M = over_m ? sc.extent : other, N = over_m ? other : sc.extent;
           const float alpha = beta == 0.0f ? 1.0f : 1.5f;
-          auto ld = [&](std::int64_t row) { return alignment == 4 ? (row + 3) / 4 * 4 : row + 1; };
-          const std::int64_t lda = ld(K), ldb = ld(N), ldc = ld(N);
-          const std::int64_t offset = alignment == 4 ? 0 : 1;  // floats: misaligns every pointer
+          const bool a_off = layout == SkinnyLayout::all_off || layout == SkinnyLayout::a_off;
+          const bool b_off = layout == SkinnyLayout::all_off || layout == SkinnyLayout::b_off;
+          auto ld = [&](std::int64_t row, bool off) {
+            if (off) return row + 1;
+            return layout == SkinnyLayout::dense ? row : (row + 3) / 4 * 4;
+          };
+          const std::int64_t lda = ld(K, a_off), ldb = ld(N, b_off), ldc = ld(N, b_off);
+          const std::int64_t offset_a = a_off ? 1 : 0, offset_bc = b_off ? 1 : 0;  // floats
           SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
-                       " class " + std::to_string(alignment) + " beta " + std::to_string(beta));
+                       " " + layout_name(layout) + " beta " + std::to_string(beta));
           const auto a = testing::random_matrix(static_cast<std::size_t>(M * lda), rng);
           const auto b = testing::random_matrix(static_cast<std::size_t>(K * ldb), rng);
           auto c0 = testing::random_matrix(static_cast<std::size_t>(M * ldc), rng);
@@ -414,33 +457,38 @@ TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
                 initial_c[static_cast<std::size_t>(i * ldc + j)] = std::numeric_limits<float>::quiet_NaN();
           const auto ref = testing::reference_gemm(M, N, K, alpha, a, lda, b, ldb, beta, c0, ldc);
 
-          auto shifted = [&](const std::vector<float>& host) {
+          auto shifted = [&](const std::vector<float>& host, std::int64_t offset) {
             std::vector<float> out(static_cast<std::size_t>(offset), 0.0f);
             out.insert(out.end(), host.begin(), host.end());
             return out;
           };
           testing::DeviceBuffer A(a.size() + 1), B(b.size() + 1), C(initial_c.size() + 1);
-          A.upload(shifted(a));
-          B.upload(shifted(b));
+          A.upload(shifted(a, offset_a));
+          B.upload(shifted(b, offset_bc));
           GemmArgs args;
           args.M = M;
           args.N = N;
           args.K = K;
           args.alpha = alpha;
-          args.A = A.get() + offset;
+          args.A = A.get() + offset_a;
           args.lda = lda;
-          args.B = B.get() + offset;
+          args.B = B.get() + offset_bc;
           args.ldb = ldb;
           args.beta = beta;
-          args.C = C.get() + offset;
+          args.C = C.get() + offset_bc;
           args.ldc = ldc;
-          ASSERT_EQ(args.problem().alignment, alignment);
+          if (layout == SkinnyLayout::aligned) {
+            ASSERT_EQ(args.problem().alignment, 4);
+          }
+          if (layout == SkinnyLayout::all_off) {
+            ASSERT_EQ(args.problem().alignment, 1);
+          }
 
           int ran = 0;
-          for (const auto& v : variant_space(sc.family)) {
+          for (const auto& v : space) {
             if (!can_run(v, device, args.problem())) continue;
             const std::string name = variant_name(v);
-            C.upload(shifted(initial_c));
+            C.upload(shifted(initial_c, offset_bc));
             run_variant(v, args);
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
             const auto out = C.download();
@@ -448,7 +496,7 @@ TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
             std::ostringstream first;
             for (std::int64_t i = 0; i < M; ++i)
               for (std::int64_t j = 0; j < ldc; ++j) {
-                const float got = out[static_cast<std::size_t>(offset + i * ldc + j)];
+                const float got = out[static_cast<std::size_t>(offset_bc + i * ldc + j)];
                 const std::size_t e = static_cast<std::size_t>(i * N + j);
                 const bool ok = j >= N ? got == kPaddingSentinel
                                        : std::isfinite(got) &&
@@ -461,8 +509,8 @@ TEST_P(SkinnyFamily, EveryVariantMatchesFloat64AcrossKAlignmentAndBeta) {
             EXPECT_EQ(bad, 0) << name << ": " << bad << " wrong elements;" << first.str();
             ++ran;
           }
-          // Three splits per VEC that the class allows (1; 1, 2 and 4).
-          EXPECT_EQ(ran, alignment == 4 ? 9 : 3);
+          // Every variant of the size, whatever the layout: no alignment class keeps one off.
+          EXPECT_EQ(ran, of_size);
         }
 }
 
@@ -477,18 +525,23 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(param.param.family) + "_" + std::to_string(param.param.extent);
     });
 
-// The skinny K split sums its slices in a fixed order: within the float64 bound, and the same
-// bits on every launch.
+// The skinny K split sums the warps' and the cluster's partial sums in a fixed order: within the
+// float64 bound, and the same bits on every launch. Clusters of 2, 4 and 8 blocks, float4 and
+// scalar paths (an odd K makes lda odd: A is read with scalar loads), and the dense column
+// (N = 1, ldb = 1) whose B is read with float4 loads along K.
 TEST(SkinnyFamily, SplitResultsRepeatBitForBit) {
   TILEMM_REQUIRE_DEVICE();
+  if (current_device().cc_major < 9) GTEST_SKIP() << "thread block clusters need compute capability 9.0";
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   struct Run {
     const char* variant;
-    std::int64_t M, N, K;  // dense, alignment class 4
+    std::int64_t M, N, K;  // dense
   };
-  for (const Run& r : {Run{"gemvm_m1_v4_s16", 1, 4096, 10000}, Run{"gemvn_n4_v4_s16", 300, 4, 10000}}) {
+  for (const Run& r : {Run{"gemvm_m1_c4_s8", 1, 4096, 10000}, Run{"gemvm_m16_c1_s2", 13, 1000, 10001},
+                       Run{"gemvn_n4_r1_s8", 300, 4, 10000}, Run{"gemvn_n1_r4_s4", 64, 1, 10000},
+                       Run{"gemvn_n16_r1_s2", 100, 16, 9999}}) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
     const Variant v = parse_variant(r.variant);
     ASSERT_TRUE(can_run(v, current_device(), problem.args().problem())) << r.variant;

@@ -6,6 +6,11 @@
 // own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures;
 // it changes nothing: which parameters the families keep is decided from what it prints.
 //
+// A variant is loaded once and then launched through the path gemm() takes after its first call
+// (detail::launch on the loaded kernel), not through run_variant(), whose per-call validation
+// takes more host time than a 20 us kernel runs: the GPU would idle between launches and the
+// events would time the gap.
+//
 // Usage: tilemm-skinny-probe --help
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -22,6 +27,7 @@
 
 #include "bench_harness.hpp"
 #include "kernel_library.hpp"
+#include "launch.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 
@@ -123,7 +129,7 @@ int main(int argc, char** argv) {
       "\n"
       "Examples:\n"
       "  tilemm-skinny-probe\n"
-      "  tilemm-skinny-probe --shapes 1x4096x4096 --variants gemvm_m1_v4_s4,gemvm_m1_v4_s16\n"
+      "  tilemm-skinny-probe --shapes 1x4096x4096 --variants gemvm_m1_c4_s8,gemvm_m1_c1_s4\n"
       "\n"
       "Columns: cold and warm median microseconds, GB/s of A + B + C read or written once, and\n"
       "cuBLAS's time over the contender's (above 1: faster than cuBLAS).\n"
@@ -178,8 +184,12 @@ int main(int argc, char** argv) {
       };
       report("cublas_fp32_pedantic", cublas_cold, cublas_warm, "-");
       for (const auto& v : variants) {
-        auto run = [&](const Set& s) { tilemm::run_variant(v, dense_args(warm, s)); };
-        const double cold_ms = time_ms(cold, [&](const Set& s) { tilemm::run_variant(v, dense_args(cold, s)); }, budget_ms);
+        const tilemm::detail::LoadedKernel& kernel = tilemm::detail::kernel_for(device, v);
+        // The default stream, as time_ms's events.
+        auto run = [&](const Set& s) { tilemm::detail::launch(kernel, dense_args(warm, s), nullptr); };
+        const double cold_ms = time_ms(
+            cold, [&](const Set& s) { tilemm::detail::launch(kernel, dense_args(cold, s), nullptr); },
+            budget_ms);
         const double warm_ms = time_ms(warm, run, budget_ms);
         cuda(cudaMemset(warm.set(0).C, 0xFF, static_cast<std::size_t>(m * n) * sizeof(float)), "poison C");
         run(warm.set(0));
