@@ -173,11 +173,11 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
       g.grid_z64 > static_cast<std::uint64_t>(device.max_grid_z))
     return no("grid " + std::to_string(g.grid_x64) + "x" + std::to_string(g.grid_y64) + "x" +
               std::to_string(g.grid_z64) + " exceeds the device's grid limits");
-  // Split-K slices and aligned copies live in a workspace allocated per call; past this limit
-  // the allocation is a surprise for the application (and could fail mid-call), and neither
-  // is what these families are for (small M x N; odd leading dimensions around N ~ 4096).
+  // A family's workspace (split-K slices, aligned copies) is allocated per call; past this limit
+  // the allocation is a surprise for the application (and could fail mid-call), and no family
+  // that needs one is for such sizes (small M x N; odd leading dimensions around N ~ 4096).
   constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
-  if (const std::size_t bytes = detail::workspace_bytes(*family, v, problem);
+  if (const std::size_t bytes = family->workspace_bytes(v, problem);
       bytes > kMaxWorkspace)
     return no("its workspace of " + std::to_string(bytes >> 20) + " MiB exceeds the " +
               std::to_string(kMaxWorkspace >> 20) + " MiB limit");
