@@ -1,6 +1,6 @@
 // The warptile family (kernel_templates/warptile.cu): block, warp and thread tiles, VEC-wide
-// global accesses, and MIN_BLOCKS for __launch_bounds__. Its size and make-up are pinned by
-// tests/test_family_strategy.cpp; why the kernel is built this way: docs/kernels.md.
+// global accesses, and MIN_BLOCKS for __launch_bounds__. The size and make-up of its space are
+// pinned by tests/test_variant_names.cpp; the measurements behind it are in docs/kernels.md.
 #include <string>
 
 #include "family_registry.hpp"
@@ -10,8 +10,9 @@ namespace tilemm::detail {
 namespace {
 
 // __launch_bounds__(256, 2): two blocks per SM need <= 128 registers per thread. The 256-thread
-// tiles of 64 outputs per thread need more unbounded, so one block runs per SM (8 warps) and each
-// barrier idles the SM; bounded, they fit in 128 without spilling (the compile test checks).
+// tiles of 64 outputs per thread take more unbounded (docs/kernels.md), so one block runs per SM
+// (8 warps) and each barrier idles the SM; bounded, they fit in 128 without spilling (the
+// compile test checks).
 std::string check_warptile(const Variant& v) {
   const int min_blocks = v.param("mb");
   if (min_blocks != 1 && min_blocks != 2) return "MIN_BLOCKS is 1 or 2";

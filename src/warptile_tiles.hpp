@@ -37,8 +37,9 @@ int k_slices(const Variant& v);
 // warptile_geometry with grid.z = k_slices.
 LaunchGeometry split_geometry(const Variant& v, const Problem& p);
 
-// The parameters of the split-K families: warptile's smaller block tiles (up to 128x128), BK 16,
-// TN 4, times the given K slice counts as "s" (SPLIT_K).
+// The parameters of the split-K families: warptile's smaller block tiles (up to 128x128), BK 16
+// (the better BK of every measured warptile winner), TN 4, times the given K slice counts as "s"
+// (SPLIT_K).
 std::vector<ParamSpec> split_params(std::vector<int> slices);
 
 // check_warptile_tiles plus at least 2 slices.
