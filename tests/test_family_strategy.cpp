@@ -138,6 +138,34 @@ TEST(FamilyStrategy, ARegisteredFamilyComesAfterTheLibrarysOwn) {
   EXPECT_EQ(names.front(), "naive");
 }
 
+// A family without a field that has no default, with a name that does not split, or with the
+// name of another is refused before anything is registered.
+TEST(FamilyStrategy, RegistrationRefusesAnIncompleteOrDuplicateFamily) {
+  const detail::EmbeddedTemplate source{"unused.cu", "", ""};
+  auto refused = [&](const Family& f, const std::string& why) {
+    try {
+      detail::register_extra_family(f, source);
+      ADD_FAILURE() << "registered '" << f.name << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  Family f = sliced_family();
+  f.name = "unfinished";
+  f.geometry = nullptr;
+  refused(f, "leaves a required function unset");
+  f = sliced_family();
+  f.name = "sliced_twice";
+  refused(f, "needs a name without '_'");
+  f = sliced_family();
+  f.params[0].key = "s_";
+  f.name = "badkey";
+  refused(f, "has a parameter without a key");
+  refused(sliced_family(), "already exists");
+  EXPECT_EQ(family_names().back(), "sliced");
+  EXPECT_THROW(detail::find_template("unused.cu"), Error);
+}
+
 TEST(FamilyStrategy, ItsSpaceIsEnumeratedNamedAndParsedFromItsDefinition) {
   EXPECT_EQ(names_of(variant_space("sliced")), kSlicedNames);
   const auto all = names_of(variant_space());
