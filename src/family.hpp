@@ -12,7 +12,7 @@
 //   f.shared_bytes = tiled_shared_bytes;
 //
 // Every field left out keeps the default written next to it; geometry and shared_bytes have
-// none (register_family refuses a family without them).
+// none (the registry refuses a family without them, see family_registry.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
