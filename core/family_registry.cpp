@@ -10,86 +10,44 @@
 namespace tilemm::detail {
 namespace {
 
-LaunchGeometry grid_over_c(std::int64_t M, std::int64_t N, int tile_m, int tile_n, unsigned bx,
-                           unsigned by) {
-  LaunchGeometry g;
-  g.grid_x64 = ceil_div(N, tile_n);
-  g.grid_y64 = ceil_div(M, tile_m);
-  g.grid[0] = static_cast<unsigned>(g.grid_x64);
-  g.grid[1] = static_cast<unsigned>(g.grid_y64);
-  g.block[0] = bx;
-  g.block[1] = by;
-  return g;
-}
-
-int no_alignment(const Variant&) { return 1; }
-std::string always_valid(const Variant&) { return {}; }
-
-// naive ---------------------------------------------------------------------------------------
-constexpr int kNaiveBlock = 16;
-
-LaunchGeometry naive_geometry(const Variant&, const Problem& p) {
-  return grid_over_c(p.M, p.N, kNaiveBlock, kNaiveBlock, kNaiveBlock, kNaiveBlock);
-}
-std::size_t naive_shared(const Variant&) { return 0; }
-
-// tiled ---------------------------------------------------------------------------------------
-LaunchGeometry tiled_geometry(const Variant& v, const Problem& p) {
-  const int t = v.param("t");
-  return grid_over_c(p.M, p.N, t, t, static_cast<unsigned>(t), static_cast<unsigned>(t));
-}
-std::size_t tiled_shared(const Variant& v) {
-  const auto t = static_cast<std::size_t>(v.param("t"));
-  return 2 * t * (t + static_cast<std::size_t>(v.param("p"))) * sizeof(float);
-}
-
-}  // namespace
-
-namespace {
-std::vector<Family>& registry() {
-  static std::vector<Family> all = {
-      {"naive", "naive.cu", {}, always_valid, naive_geometry, naive_shared, no_alignment,
-       no_k_split, false},
-      {"tiled",
-       "tiled.cu",
-       {{"t", "TILE", {8, 16, 32}}, {"p", "PAD", {0, 1}}},
-       always_valid,
-       tiled_geometry,
-       tiled_shared,
-       no_alignment,
-       no_k_split,
-       false},
-      warptile_family(),
-      splitk_family(),
-      padded_family(),
-      clusterk_family(),
-      gemvn_family(),
-      gemvm_family(),
+// What every family must have set: the fields without a default, and names that split.
+void check_family(const Family& f) {
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorKind::internal, "tilemm: kernel family '" + f.name + "' " + why);
   };
+  if (f.name.empty() || f.name.find('_') != std::string::npos)
+    refuse("needs a name without '_' (variant names are split on it)");
+  for (const auto& p : f.params)
+    if (p.key.empty() || p.key.find('_') != std::string::npos || p.macro.empty() ||
+        p.values.empty())
+      refuse("has a parameter without a key (free of '_'), a macro or values");
+  if (f.template_file.empty()) refuse("has no template_file");
+  if (f.check_params == nullptr || f.geometry == nullptr || f.shared_bytes == nullptr ||
+      f.required_alignment == nullptr || f.workspace_bytes == nullptr ||
+      f.extra_kernels == nullptr || f.enqueue == nullptr || f.pruning_hint == nullptr ||
+      f.check_problem == nullptr)
+    refuse("leaves a required function unset (geometry and shared_bytes have no default)");
+}
+
+std::vector<Family>& registry() {
+  static std::vector<Family> all = [] {
+    std::vector<Family> list = {naive_family(),    tiled_family(),  warptile_family(),
+                                splitk_family(),   padded_family(), clusterk_family(),
+                                gemvn_family(),    gemvm_family()};
+    for (const auto& f : list) check_family(f);
+    return list;
+  }();
   return all;
 }
+
 }  // namespace
 
 const std::vector<Family>& families() { return registry(); }
 
-int no_k_split(const Variant&) { return 1; }
-
 std::int64_t aligned_ld(std::int64_t n) { return (std::max<std::int64_t>(n, 1) + 3) / 4 * 4; }
 
-std::size_t workspace_bytes(const Family& family, const Variant& v, const Problem& problem) {
-  const auto M = static_cast<std::size_t>(problem.M);
-  const auto K = static_cast<std::size_t>(problem.K);
-  const auto n4 = static_cast<std::size_t>(aligned_ld(problem.N));
-  const auto k4 = static_cast<std::size_t>(aligned_ld(problem.K));
-  std::size_t floats = 0;
-  // Every part is a whole number of 4-float rows, so each starts 16-byte aligned.
-  if (family.aligned_copies) floats += M * k4 + K * n4;
-  if (const int splits = family.k_splits(v); splits > 1 && !family.cluster_reduce)
-    floats += static_cast<std::size_t>(splits) * M * n4;
-  return floats * sizeof(float);
-}
-
 void register_extra_family(const Family& family, const EmbeddedTemplate& source) {
+  check_family(family);
   for (const auto& f : registry())
     if (f.name == family.name)
       throw Error(ErrorKind::internal, "tilemm: kernel family '" + family.name + "' already exists");
@@ -109,8 +67,7 @@ std::vector<std::string> compile_definitions(const Variant& v) {
   defs.push_back("-DTILEMM_KERNEL_NAME=" + variant_name(v));
   for (std::size_t i = 0; i < f.params.size(); ++i)
     defs.push_back("-D" + f.params[i].macro + "=" + std::to_string(v.params.at(i).second));
-  if (f.aligned_copies) defs.push_back("-DALIGNED_COPIES=1");
-  if (f.cluster_reduce) defs.push_back("-DCLUSTER_REDUCE=1");
+  defs.insert(defs.end(), f.extra_definitions.begin(), f.extra_definitions.end());
   return defs;
 }
 

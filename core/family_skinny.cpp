@@ -1,9 +1,9 @@
 // The skinny families (kernel_templates/skinny.cu): gemvn for N <= 16, gemvm for M <= 16, where
 // every tiled family pads its tiles with rows or columns that do not exist. Each function below is
 // one rule of a family (its parameters' validity, the shapes it serves, its launch geometry, its
-// shared memory), written as a plain function so that it can move onto another family interface
-// as it is. K splits are summed inside a thread block cluster (cluster_reduce): one kernel, no
-// workspace; the split variants need compute capability 9.0, the unsplit ones run anywhere.
+// shared memory), set by name on the family's strategy object (family.hpp). K splits are summed
+// inside a thread block cluster: one kernel, no workspace, so the default enqueue launches it; the
+// split variants need compute capability 9.0, the unsplit ones run anywhere.
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -37,8 +37,6 @@ std::string check_split_and_width(const Variant& v, const char* per_lane_macro, 
            extent_macro + " <= 4: more accumulators do not fit the registers of 4 blocks per SM";
   return {};
 }
-
-int skinny_k_splits(const Variant& v) { return v.param("s"); }
 
 // Thread block clusters (the split variants) need sm_90.
 int skinny_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 0; }
@@ -139,11 +137,16 @@ Family skinny_family(std::string name, std::vector<ParamSpec> params,
                      LaunchGeometry (*geometry)(const Variant&, const Problem&),
                      std::size_t (*shared_bytes)(const Variant&),
                      std::string (*check_problem)(const Variant&, const Problem&)) {
-  Family f{std::move(name),   "skinny.cu",      std::move(params), check_params, geometry,
-           shared_bytes,      skinny_alignment, skinny_k_splits,   false};
-  f.cluster_reduce = true;
+  Family f;
+  f.name = std::move(name);
+  f.template_file = "skinny.cu";
+  f.params = std::move(params);
+  f.check_params = check_params;
   f.variant_min_compute_capability = skinny_min_compute_capability;
   f.check_problem = check_problem;
+  f.geometry = geometry;
+  f.shared_bytes = shared_bytes;
+  f.required_alignment = skinny_alignment;
   return f;
 }
 

@@ -80,14 +80,16 @@ void install(Slot& slot, const DeviceInfo& device, const Variant& v,
                                        " (the CUBIN does not hold this variant's kernel)");
     }
   };
-  get_kernel(&loaded->kernel, name);
-  if (loaded->family->k_splits(v) > 1 && !loaded->family->cluster_reduce)
-    get_kernel(&loaded->reduce, name + "_reduce");
-  if (loaded->family->aligned_copies) get_kernel(&loaded->copy, name + "_copy");
+  get_kernel(&loaded->kernels.gemm, name);
+  for (const std::string& suffix : loaded->family->extra_kernels(v)) {
+    cudaKernel_t extra = nullptr;
+    get_kernel(&extra, name + suffix);
+    loaded->kernels.extra.emplace_back(suffix, extra);
+  }
   // Kernels that need more than the default 48 KiB of shared memory must opt in per device.
   const std::size_t shared = loaded->family->shared_bytes(v);
   if (shared > 48 * 1024)
-    TILEMM_CUDA(cudaKernelSetAttributeForDevice(loaded->kernel,
+    TILEMM_CUDA(cudaKernelSetAttributeForDevice(loaded->kernels.gemm,
                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(shared), device.ordinal));
   slot.library = std::move(library);

@@ -15,9 +15,7 @@ namespace tilemm::detail {
 struct LoadedKernel {
   Variant variant;
   const Family* family = nullptr;
-  cudaKernel_t kernel = nullptr;
-  cudaKernel_t reduce = nullptr;  // <name>_reduce, for families that split K; else nullptr
-  cudaKernel_t copy = nullptr;    // <name>_copy, for families on aligned copies; else nullptr
+  ModuleKernels kernels;  // the GEMM kernel and the family's extra_kernels(variant)
   int device = 0;
 };
 
@@ -25,7 +23,8 @@ struct LoadedKernel {
 const LoadedKernel* find_loaded(const DeviceInfo& device, const Variant& v);
 
 // Loads `cubin` (a CUBIN of `v` for the device's architecture) unless `v` is already loaded
-// there. Throws tilemm::Error if the runtime rejects it or lacks the kernel symbol.
+// there: the kernel named like `v` and those its family's extra_kernels lists. Throws
+// tilemm::Error if the runtime rejects it or lacks one of those symbols.
 const LoadedKernel& load_kernel(const DeviceInfo& device, const Variant& v,
                                 const std::vector<char>& cubin);
 

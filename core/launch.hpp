@@ -10,14 +10,16 @@
 
 namespace tilemm::detail {
 
-// Enqueues `kernel` for `args` (already validated, M and N > 0, can_run passed) on `stream`.
-// Throws tilemm::Error if the launch itself is refused.
+// Enqueues `kernel` for `args` (already validated, M and N > 0, can_run passed) on `stream`:
+// takes the family's workspace_bytes from the stream's pool when not 0, then lets the family
+// enqueue its launches (Family::enqueue). Throws tilemm::Error if an allocation or a launch is
+// refused. Nothing synchronizes.
 void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream);
 
 // Device memory ordered on one stream: taken from tilemm's own pool for `device` when made, given
 // back on the same stream when destroyed, so it is free once the work enqueued in between is
-// done and nothing synchronizes. Split-K slices, aligned copies and the BLAS API's transposed
-// operands all use it. The pool keeps up to 512 MiB of freed memory for the next call and leaves
+// done and nothing synchronizes. Families' workspaces (split-K slices, aligned copies) and the
+// BLAS API's transposed operands all use it. The pool keeps up to 512 MiB of freed memory for the next call and leaves
 // the device's default pool, which the application may use, alone.
 class StreamWorkspace {
  public:

@@ -1,8 +1,7 @@
 // Row-split plans: a tuning result may say "run rows [0, h) as one GEMM and rows [h, M) as
 // another", each part dispatched to its own tuned winner. Where M is not a multiple of the best
 // tile height, the last row of tiles starts a nearly empty wave over the SMs; a core of whole
-// waves plus a thin rest is then faster (measured on the H200: 3000^3 in 1.220 ms as 2816 + 184
-// rows against 1.327 ms whole, 4097^3 in 3.144 ms as 4096 + 1 against 3.452 ms).
+// waves plus a thin rest is then faster (the measurements: docs/kernels.md).
 //
 // A plan is named like a variant, `rowsplit_h<h>`, and competes in the tuning table as one
 // candidate: that name is the winner stored in the cache and in JSON, and a build that does not

@@ -113,8 +113,7 @@ std::vector<Variant> variant_space() {
 
 // What gemm() runs when nothing is tuned near a problem (tuning off) and for K == 0: a
 // register-blocked kernel of scalar loads, so that it runs every alignment and every size that
-// gemm() launches, at ~40 TFLOP/s on the H200 (the best single kernel for 4097^3, a1) where the
-// textbook 32x32 tile, the default before, ran 8-9.
+// gemm() launches; how it compares with the textbook tile it replaced: docs/kernels.md.
 Variant default_variant() { return parse_variant("warptile_bm64_bn128_bk16_wm32_wn64_tm4_tn4_v1_mb1"); }
 
 Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment) {
@@ -159,8 +158,7 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
               "." + std::to_string(least % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
 
-  if (family->check_problem != nullptr)
-    if (std::string why = family->check_problem(v, problem); !why.empty()) return no(why);
+  if (std::string why = family->check_problem(v, problem); !why.empty()) return no(why);
 
   const auto g = family->geometry(v, problem);
   const long threads = static_cast<long>(g.block[0]) * g.block[1] * g.block[2];
@@ -176,11 +174,11 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
       g.grid_z64 > static_cast<std::uint64_t>(device.max_grid_z))
     return no("grid " + std::to_string(g.grid_x64) + "x" + std::to_string(g.grid_y64) + "x" +
               std::to_string(g.grid_z64) + " exceeds the device's grid limits");
-  // Split-K slices and aligned copies live in a workspace allocated per call; past this limit
-  // the allocation is a surprise for the application (and could fail mid-call), and neither
-  // is what these families are for (small M x N; odd leading dimensions around N ~ 4096).
+  // A family's workspace (split-K slices, aligned copies) is allocated per call; past this limit
+  // the allocation is a surprise for the application (and could fail mid-call), and no family
+  // that needs one is for such sizes (small M x N; odd leading dimensions around N ~ 4096).
   constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
-  if (const std::size_t bytes = detail::workspace_bytes(*family, v, problem);
+  if (const std::size_t bytes = family->workspace_bytes(v, problem);
       bytes > kMaxWorkspace)
     return no("its workspace of " + std::to_string(bytes >> 20) + " MiB exceeds the " +
               std::to_string(kMaxWorkspace >> 20) + " MiB limit");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <set>
 #include <thread>
 #include <string>
 
@@ -24,6 +25,20 @@ bool is_elf(const std::vector<char>& image) {
 
 bool contains(const std::vector<char>& image, const std::string& text) {
   return std::search(image.begin(), image.end(), text.begin(), text.end()) != image.end();
+}
+
+// The kernels of a CUBIN whose symbol starts with `prefix`: each has a section ".text.<symbol>",
+// whose name is a NUL-terminated string of the section name table.
+std::set<std::string> kernels_starting_with(const std::vector<char>& image,
+                                            const std::string& prefix) {
+  const std::string section = ".text." + prefix;
+  std::set<std::string> symbols;
+  for (auto it = image.begin();
+       (it = std::search(it, image.end(), section.begin(), section.end())) != image.end(); ++it) {
+    const auto name = it + 6;  // past ".text."
+    symbols.insert(std::string(name, std::find(name, image.end(), '\0')));
+  }
+  return symbols;
 }
 
 // With a driver present NVRTC may serve a compile from the driver's compute cache, and then ptxas
@@ -71,12 +86,12 @@ TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
     EXPECT_EQ(c.template_hash.size(), 64u) << name;
     EXPECT_TRUE(is_elf(c.cubin)) << name << " did not produce a CUBIN (ELF) image";
     EXPECT_TRUE(contains(c.cubin, name)) << name << " is not a symbol of its CUBIN";
-    // The second kernels that launch.cpp looks up by name: split-K's reduction, padded's copy.
-    const auto& family = detail::find_family(space[i].family);
-    EXPECT_EQ(contains(c.cubin, name + "_reduce"),
-              family.k_splits(space[i]) > 1 && !family.cluster_reduce)
-        << name;
-    EXPECT_EQ(contains(c.cubin, name + "_copy"), family.aligned_copies) << name;
+    // The module's kernels are the GEMM kernel and the extra ones its family lists (split-K's
+    // reduction, padded's copy), which the loader looks up: no more, no fewer.
+    std::set<std::string> expected = {name};
+    for (const auto& suffix : detail::find_family(space[i].family).extra_kernels(space[i]))
+      expected.insert(name + suffix);
+    EXPECT_EQ(kernels_starting_with(c.cubin, name), expected) << name;
     // Local-memory spills would make a variant slow; none of the space may have them, in any
     // kernel of its module.
     EXPECT_GT(c.registers, 0) << c.log;
@@ -111,13 +126,23 @@ TEST(Compile, FailureNamesTheVariantAndCarriesTheNvrtcLog) {
   }
 }
 
-TEST(Compile, TemplatesAreEmbeddedWithTheirHash) {
-  for (const char* file : {"naive.cu", "tiled.cu", "warptile.cu", "skinny.cu"}) {
-    const auto& t = detail::find_template(file);
-    EXPECT_NE(t.source.find("TILEMM_KERNEL_NAME"), std::string_view::npos) << file;
+TEST(Compile, EveryFamilysTemplateIsEmbeddedWithItsHash) {
+  for (const auto& family : detail::families()) {
+    const auto& t = detail::find_template(family.template_file);
+    EXPECT_NE(t.source.find("TILEMM_KERNEL_NAME"), std::string_view::npos) << t.file;
     EXPECT_EQ(t.sha256.size(), 64u);
   }
   EXPECT_THROW(detail::find_template("missing.cu"), Error);
+}
+
+// An embedded template that no family compiles would still change templates_hash(), making
+// every tuning result stale for nothing.
+TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
+  std::set<std::string> used;
+  for (const auto& family : detail::families()) used.insert(family.template_file);
+  ASSERT_FALSE(detail::embedded_templates().empty());
+  for (const auto& t : detail::embedded_templates())
+    EXPECT_EQ(used.count(std::string(t.file)), 1u) << t.file;
 }
 
 TEST(CompiledOnce, ASecondRequestOfAVariantInTheProcessRunsNoCompilation) {

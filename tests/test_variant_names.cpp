@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
@@ -30,6 +31,49 @@ TEST(VariantNames, TextbookSpaceIsNaivePlusSixTiles) {
   for (const auto& v : variant_space("tiled")) tiled.insert(variant_name(v));
   EXPECT_EQ(tiled, (std::set<std::string>{"tiled_t8_p0", "tiled_t8_p1", "tiled_t16_p0",
                                           "tiled_t16_p1", "tiled_t32_p0", "tiled_t32_p1"}));
+}
+
+// The sizes docs/tuning.md gives for each family's space.
+TEST(VariantNames, FamilySpacesHaveTheSizesTheDocsGive) {
+  EXPECT_EQ(variant_space("splitk").size(), 120u);
+  EXPECT_EQ(variant_space("clusterk").size(), 72u);
+  EXPECT_EQ(variant_space("padded").size(), 10u);
+  EXPECT_EQ(variant_space("gemvn").size(), 32u);
+  EXPECT_EQ(variant_space("gemvm").size(), 32u);
+  EXPECT_EQ(variant_space().size(), 356u);
+}
+
+// Warptile's 8 (block, warp) tilings: 64x64 with 32x32 warps; 64x128, 128x64 and 128x128 with 4
+// warps; 128x128 with 64x32 or 32x64 warps, 256x64 and 256x128 with 8 warps. Times the thread
+// sub-tiles 4x4 and 8x4 (plus 4x8 for tall warps), two BK and two VEC: 76, less the 3 of 256x64
+// BK 8 VEC 4, whose B tile has fewer float4 than the block has threads: 73 of MIN_BLOCKS 1, plus
+// the 10 float4 128x128 ones of 256 threads with MIN_BLOCKS 2.
+TEST(VariantNames, WarptileSpaceIsEightTilingsTimesSubTilesBkAndVec) {
+  std::set<std::string> tilings;
+  int min_blocks_1 = 0, min_blocks_2 = 0;
+  for (const auto& v : variant_space("warptile")) {
+    tilings.insert(std::to_string(v.param("bm")) + "x" + std::to_string(v.param("bn")) + "/" +
+                   std::to_string(v.param("wm")) + "x" + std::to_string(v.param("wn")));
+    (v.param("mb") == 1 ? min_blocks_1 : min_blocks_2) += 1;
+    if (v.param("mb") == 2) {
+      EXPECT_EQ(v.param("bm"), 128);
+      EXPECT_EQ(v.param("bn"), 128);
+      EXPECT_EQ(v.param("v"), 4);
+    }
+  }
+  EXPECT_EQ(tilings, (std::set<std::string>{"64x64/32x32", "64x128/32x64", "128x64/64x32",
+                                            "128x128/64x64", "128x128/64x32", "128x128/32x64",
+                                            "256x64/64x32", "256x128/64x64"}));
+  EXPECT_EQ(min_blocks_1, 73);
+  EXPECT_EQ(min_blocks_2, 10);
+  try {
+    parse_variant("warptile_bm256_bn64_bk8_wm64_wn32_tm8_tn4_v4_mb1");
+    ADD_FAILURE() << "the 256x64 BK 8 VEC 4 tile parsed";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the B tile (BK x BN) must split into whole rows"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(VariantNames, ParsedValuesAreTheNamedOnes) {

@@ -27,17 +27,23 @@ detail::LaunchGeometry over_c(const Variant&, const Problem& p) {
   g.block[0] = g.block[1] = 16;
   return g;
 }
-std::string valid(const Variant&) { return {}; }
 std::size_t no_shared(const Variant&) { return 0; }
-int any_alignment(const Variant&) { return 1; }
+
+detail::Family faulty_family() {
+  detail::Family f;
+  f.name = "faulty";
+  f.template_file = "faulty.cu";
+  f.params = {{"m", "MODE", {0, 1}}};
+  f.geometry = over_c;
+  f.shared_bytes = no_shared;
+  return f;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   for (const auto& t : detail::test_only_templates())
     if (t.file == "faulty.cu")
-      detail::register_extra_family({"faulty", "faulty.cu", {{"m", "MODE", {0, 1}}}, valid, over_c,
-                                     no_shared, any_alignment, detail::no_k_split, false},
-                                    t);
+      detail::register_extra_family(faulty_family(), t);
   return cli::run_tune_cli(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) == 1);
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "family_registry.hpp"
 #include "tilemm/error.hpp"
@@ -80,33 +81,15 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
   }
 }
 
-// Cheap rules before anything compiles. Splitting K pays only where the unsplit grid leaves SMs
-// idle, and only while each slice keeps enough of K to amortize its tile loads: elsewhere the
-// split variant is its warptile twin plus a reduction pass. Aligned copies pay only where the
-// problem itself is not aligned: elsewhere they are the same kernel plus three copies.
-constexpr std::int64_t kMinKPerSlice = 64;
-
-void prune_needless_workspaces(std::vector<Pending>& pending, const DeviceInfo& device,
+// Cheap rules before anything compiles, each family's own (Family::pruning_hint): split-K where
+// the unsplit grid already fills the SMs, aligned copies of an aligned problem...
+void prune_by_family_hints(std::vector<Pending>& pending, const DeviceInfo& device,
                            const Problem& problem) {
   for (auto& p : pending) {
     const auto& family = detail::find_family(p.variant.family);
-    if (family.aligned_copies && problem.alignment >= 4) {
+    if (std::string why = family.pruning_hint(p.variant, device, problem); !why.empty()) {
       p.result.status = CandidateStatus::pruned;
-      p.result.reason = "the problem is aligned: the float4 kernel runs without the copies";
-      continue;
-    }
-    const int splits = family.k_splits(p.variant);
-    if (splits <= 1) continue;
-    const auto g = family.geometry(p.variant, problem);
-    const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
-    if (device.sm_count > 0 && tiles >= static_cast<std::uint64_t>(device.sm_count)) {
-      p.result.status = CandidateStatus::pruned;
-      p.result.reason = "its " + std::to_string(tiles) + " tiles already give each of the " +
-                        std::to_string(device.sm_count) + " SMs a block without splitting K";
-    } else if (problem.K / splits < kMinKPerSlice) {
-      p.result.status = CandidateStatus::pruned;
-      p.result.reason = "K = " + std::to_string(problem.K) + " in " + std::to_string(splits) +
-                        " slices leaves under " + std::to_string(kMinKPerSlice) + " per slice";
+      p.result.reason = std::move(why);
     }
   }
 }
@@ -208,7 +191,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  prune_needless_workspaces(pending, device, problem);
+  prune_by_family_hints(pending, device, problem);
   prune_underfilled(pending, device, problem);
   compile_all(pending, device.arch(), settings.compile, threads);
 
