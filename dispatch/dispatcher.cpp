@@ -88,7 +88,7 @@ std::string class_of(const Problem& p) {
 }
 
 Dispatcher::Dispatcher(Collaborators parts) : parts_(std::move(parts)) {
-  if (!parts_.store || !parts_.loader || !parts_.tuner || parts_.preloaded == nullptr)
+  if (!parts_.store || !parts_.loader || !parts_.tuner || !parts_.preloaded)
     throw Error(ErrorKind::internal, "tilemm: a dispatcher needs a store, a loader, a tuner and "
                                      "the preloaded results");
 }
@@ -250,7 +250,7 @@ std::optional<cache::StoredEntry> Dispatcher::usable_entry(const DeviceInfo& dev
 
 std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& device,
                                                               const Problem& problem) {
-  return cache::find_preloaded(*parts_.preloaded, device.model_key(), device.arch(), problem.M,
+  return cache::find_preloaded(parts_.preloaded(), device.model_key(), device.arch(), problem.M,
                                problem.N, problem.K, class_of(problem), running_versions(device));
 }
 
@@ -423,7 +423,7 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
     if (is_fresh(e, running)) consider(e, "cache");
   // The shipped results of this device model or architecture count as tuned shapes too: with
   // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
-  for (const auto& e : *parts_.preloaded)
+  for (const auto& e : parts_.preloaded())
     if (cache::preloaded_applies(e, device.model_key(), device.arch(), running))
       consider(e, "preloaded cache");
   if (best) {

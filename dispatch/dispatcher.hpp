@@ -96,8 +96,10 @@ struct Collaborators {
   std::unique_ptr<ResultStore> store;
   std::unique_ptr<KernelLoader> loader;
   std::unique_ptr<ShapeTuner> tuner;
-  // The preloaded results (cache::preloaded_entries() in a real process).
-  const std::vector<cache::StoredEntry>* preloaded = nullptr;
+  // The preloaded results (cache::preloaded_entries() in a real process), asked for on the first
+  // lookup that reaches them: reading them costs tens of milliseconds, which a process whose
+  // shapes are all in its cache never pays.
+  std::function<const std::vector<cache::StoredEntry>&()> preloaded;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
   LeaseTimes lease;
 };

@@ -114,7 +114,9 @@ Collaborators real_collaborators(std::function<std::string()> cache_path) {
   parts.store = std::make_unique<CacheResultStore>(std::move(cache_path));
   parts.loader = std::make_unique<RuntimeKernelLoader>();
   parts.tuner = std::make_unique<GpuShapeTuner>();
-  parts.preloaded = &cache::preloaded_entries(detail::why_not_a_known_name);
+  parts.preloaded = []() -> const std::vector<cache::StoredEntry>& {
+    return cache::preloaded_entries(detail::why_not_a_known_name);
+  };
   parts.lease_owner = cache::process_lease_owner();
   return parts;
 }
