@@ -154,8 +154,8 @@ Family skinny_family(std::string name, std::vector<ParamSpec> params,
 
 Family gemvn_family() {
   // Five sizes of N (each serves (n/2, n]), 1 to 4 rows of A per warp where the accumulators
-  // allow, and K unsplit or over clusters of 2, 4 or 8 blocks for M too small to fill the SMs:
-  // 32 variants.
+  // allow, and K unsplit or over clusters of 2, 4 or 8 blocks for M too small to fill the SMs
+  // (test_variant_names checks the count).
   return skinny_family(
       "gemvn",
       {{"n", "MAX_N", {1, 2, 4, 8, 16}}, {"r", "ROWS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
@@ -164,8 +164,8 @@ Family gemvn_family() {
 
 Family gemvm_family() {
   // As gemvn, over M, with 32, 64 or 128 columns of B per block (1, 2 or 4 per lane) where the
-  // accumulators allow: 28 variants. Splits matter more here: N = 4096 is 32 to 128 blocks
-  // unsplit.
+  // accumulators allow. Splits matter more here: a few thousand columns are a few dozen to a
+  // hundred blocks unsplit.
   return skinny_family(
       "gemvm",
       {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
