@@ -24,6 +24,11 @@ using detail::LogLevel;
 
 namespace {
 
+// The SHA-256 of the template `v` is compiled from: part of the key of its stored CUBIN.
+std::string template_hash_of(const Variant& v) {
+  return std::string(detail::find_template(detail::find_family(v.family).template_file).sha256);
+}
+
 std::atomic<std::uint64_t> tuning_count{0};
 
 std::string describe(const Problem& p) {
@@ -277,7 +282,7 @@ Decision Dispatcher::decide(const DeviceInfo& device, const std::string& winner)
 const LoadedKernel& Dispatcher::load_winner(const DeviceInfo& device, const Variant& v) {
   if (const auto* loaded = parts_.loader->find_loaded(device, v)) return *loaded;
   const std::string name = variant_name(v);
-  const std::string hash(detail::find_template(detail::find_family(v.family).template_file).sha256);
+  const std::string hash = template_hash_of(v);
   const LoadedKernel* from_cache = with_store(
       "cached CUBIN of " + name + " unusable, recompiling", static_cast<const LoadedKernel*>(nullptr),
       [&](ResultStore& store) -> const LoadedKernel* {
@@ -290,6 +295,28 @@ const LoadedKernel& Dispatcher::load_winner(const DeviceInfo& device, const Vari
   const auto compiled = parts_.loader->compile(v, device.arch());
   save_cubin(device, compiled);
   return parts_.loader->load(device, v, compiled.cubin);
+}
+
+detail::CompiledVariant Dispatcher::candidate_binary(const DeviceInfo& device, const Variant& v) {
+  const std::string name = variant_name(v);
+  const std::string hash = template_hash_of(v);
+  auto image = with_store(
+      "cached CUBIN of " + name + " unusable, recompiling", std::optional<std::vector<char>>{},
+      [&](ResultStore& store) -> std::optional<std::vector<char>> {
+        if (!store.loads_stored_code()) return std::nullopt;
+        return store.find_cubin(device.arch(), device.nvrtc_version, hash, name);
+      });
+  if (image) {
+    detail::CompiledVariant stored;  // compile_ms 0: nothing compiled
+    stored.name = name;
+    stored.arch = device.arch();
+    stored.template_hash = hash;
+    stored.cubin = std::move(*image);
+    return stored;
+  }
+  detail::CompiledVariant compiled = parts_.loader->compile(v, device.arch());
+  save_cubin(device, compiled);
+  return compiled;
 }
 
 void Dispatcher::save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled) {
@@ -362,6 +389,9 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
   log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
   TuneRequest request;
   request.progress = options.progress;
+  request.compile = [this, &device](const Variant& v, const std::string&) {
+    return candidate_binary(device, v);
+  };
   request.hooks = detail::current_tune_hooks();
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
   if (!options.force)

@@ -74,6 +74,9 @@ class KernelLoader {
 // A tuning of one shape with its row-split plans (tuner/row_split_candidates.hpp).
 struct TuneRequest {
   std::function<void(int done, int total)> progress;
+  // How the tuning gets each candidate's CUBIN: the dispatcher's looks in the store first and
+  // stores what it compiles, so that a machine compiles each variant once, whatever the shape.
+  tuner::Compiler compile;
   const detail::TuneHooks* hooks = nullptr;  // may be null
   std::map<std::int64_t, std::string> known_part_winners;  // PlanSettings::known_winners
 };
@@ -149,6 +152,9 @@ class Dispatcher {
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
 
   Decision decide(const DeviceInfo& device, const std::string& winner);
+  // A candidate's CUBIN for a tuning: the store's, else compiled and stored (not with a shared
+  // store, whose CUBINs are neither loaded nor written: cache_trust.hpp).
+  detail::CompiledVariant candidate_binary(const DeviceInfo& device, const Variant& v);
   const detail::LoadedKernel& load_winner(const DeviceInfo& device, const Variant& v);
   void save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled);
 

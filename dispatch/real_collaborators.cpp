@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "compiled_variants.hpp"
 #include "gpu_bench.hpp"
 #include "kernel_sources.hpp"
 #include "lease_owner.hpp"
@@ -81,8 +82,10 @@ class RuntimeKernelLoader : public KernelLoader {
                                    const std::vector<char>& cubin) override {
     return detail::load_kernel(device, v, cubin);
   }
+  // Once per process (compiled_variants.hpp): with a shared store, which keeps no CUBINs, a
+  // second tuning in the process still compiles nothing twice.
   detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
-    return detail::compile_variant(v, arch);
+    return detail::compile_variant_once(v, arch);
   }
 };
 
@@ -93,6 +96,7 @@ class GpuShapeTuner : public ShapeTuner {
     tuner::GpuBench bench(device, problem);
     tuner::TuneSettings settings;
     settings.progress = request.progress;
+    if (request.compile) settings.compile = request.compile;
     if (const detail::TuneHooks* hooks = request.hooks) {
       settings.skip = hooks->skip;
       settings.on_candidate = hooks->on_candidate;

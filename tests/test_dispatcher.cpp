@@ -175,10 +175,18 @@ class FakeTuner : public ShapeTuner {
   std::map<std::int64_t, std::string> part_winners;
   std::vector<std::int64_t> tuned;  // M of each tuning
   std::vector<std::map<std::int64_t, std::string>> known;  // the known parts of each
+  // Candidates each tuning gets a CUBIN for through the request's compiler, and what it got:
+  // "<variant> <first byte of the image>".
+  std::vector<std::string> candidates;
+  std::vector<std::string> binaries;
 
   tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
                           const TuneRequest& request) override {
     tuned.push_back(problem.M);
+    for (const auto& name : candidates) {
+      const auto binary = request.compile(parse_variant(name), "sm_90");
+      binaries.push_back(name + " " + std::string(1, binary.cubin.empty() ? '?' : binary.cubin[0]));
+    }
     known.push_back(request.known_part_winners);
     tuner::ShapeTuning t;
     t.outcome = outcome(winners.count(problem.M) ? winners.at(problem.M) : "tiled_t16_p0");
@@ -271,6 +279,30 @@ TEST(Dispatcher, MemoryServesBeforeTheCacheWhichServesBeforeThePreloadedResults)
   // Reading the preloaded results costs tens of milliseconds: a shape the cache serves never
   // asks for them.
   EXPECT_EQ(rig.preloaded_reads, 0);
+}
+
+// Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there,
+// and stores what it compiles, so a later tuning of any shape (here or in another process with
+// the same cache) compiles nothing it compiled before. A shared store serves and keeps none.
+TEST(Dispatcher, ATuningCompilesOnlyTheCandidatesTheStoreLacksAndStoresThem) {
+  Rig rig;
+  rig.tuner->candidates = {"tiled_t8_p0", "tiled_t32_p1"};
+  rig.store->cubins["tiled_t8_p0"] = {'S'};
+  rig.gemm(kShape);
+  EXPECT_EQ(rig.tuner->binaries, (std::vector<std::string>{"tiled_t8_p0 S", "tiled_t32_p1 C"}));
+  EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p1"});
+  ASSERT_TRUE(rig.store->cubins.count("tiled_t32_p1"));
+  rig.gemm(Problem::dense(256, 512, 512, 4));  // another shape: nothing compiled again
+  EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p1"});
+  EXPECT_EQ(rig.tuner->binaries.back(), "tiled_t32_p1 C");
+
+  Rig shared;
+  shared.store->shared = true;
+  shared.store->cubins["tiled_t8_p0"] = {'S'};
+  shared.tuner->candidates = {"tiled_t8_p0"};
+  shared.gemm(kShape);
+  EXPECT_EQ(shared.tuner->binaries, std::vector<std::string>{"tiled_t8_p0 C"});  // not its CUBIN
+  EXPECT_EQ(shared.store->cubins.at("tiled_t8_p0"), std::vector<char>{'S'});     // nor replaced
 }
 
 TEST(Dispatcher, PreloadedServesBeforeTuningAndTuningIsTheLastResort) {
