@@ -304,4 +304,14 @@ void TuningStore::put_cubin(const std::string& arch, int nvrtc_version,
   s.run();
 }
 
+TuningStore::CubinTotals TuningStore::cubin_totals() const {
+  Statement s(db_, "SELECT COUNT(*), COALESCE(SUM(LENGTH(image)), 0) FROM cubins");
+  CubinTotals totals;
+  if (s.step()) {
+    totals.count = s.int64(0);
+    totals.bytes = s.int64(1);
+  }
+  return totals;
+}
+
 }  // namespace tilemm::cache

@@ -86,6 +86,12 @@ class TuningStore {
                                               const std::string& variant) const;
   void put_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
                  const std::string& variant, const std::vector<char>& image);
+  // How many CUBINs the store holds and their bytes: the disk cost of compiling once per machine.
+  struct CubinTotals {
+    std::int64_t count = 0;
+    std::int64_t bytes = 0;
+  };
+  CubinTotals cubin_totals() const;
 
   // Cross-process leases, so that one process tunes a key while others wait for its result.
   // Takes the lease on `key` for `owner` unless another owner holds an unexpired one; true when

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "isolated_tuning.hpp"
+#include "precompile.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -512,12 +513,12 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   tool::ToolCli cli(kName,
                     "Tune tilemm's SGEMM kernels for this machine's GPUs, and manage the tuning "
                     "cache.\nExactly one action per run: tuning (--sizes and/or --shapes), --list, "
-                    "--export, --import or --clear.\n",
+                    "--export, --import, --clear or --precompile.\n",
                     out, err);
   CLI::App& app = cli.app();
-  std::vector<std::string> size_lists, shape_lists;
+  std::vector<std::string> size_lists, shape_lists, archs;
   std::string device, cache, export_file, import_file, device_key;
-  bool force = false, as_json = false, list = false, clear = false;
+  bool force = false, as_json = false, list = false, clear = false, precompile = false;
   app.add_option("--sizes", size_lists, "Tune square shapes N x N x N, e.g. 512,1024,4096 (repeatable)")
       ->option_text("LIST")->allow_extra_args(false);
   app.add_option("--shapes", shape_lists, "Tune M x N x K shapes, e.g. 1024x512x256,4096x4096x64 (repeatable; after --sizes)")
@@ -532,6 +533,17 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--import", import_file, "Validate this JSON file and add its entries, all or nothing")
       ->option_text("FILE");
   app.add_flag("--clear", clear, "Remove every entry and CUBIN from the cache");
+  app.add_flag("--precompile", precompile,
+               "Compile every variant for the GPUs present into the cache, so tunings compile nothing");
+  app.add_option("--arch", archs, "With --precompile: these architectures (sm_XY) instead of the GPUs'")
+      ->option_text("SM_XY")
+      ->check(CLI::Validator(
+          [](std::string& a) -> std::string {
+            const bool ok = a.size() >= 5 && a.size() <= 6 && a.rfind("sm_", 0) == 0 &&
+                            std::all_of(a.begin() + 3, a.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return ok ? "" : "'" + a + "' is not an architecture such as sm_90";
+          },
+          "SM_XY"));
   app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries")
       ->option_text("KEY");
   app.add_option("--cache", cache, "SQLite cache file (default: see Cache below)")->option_text("PATH");
@@ -558,7 +570,8 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --import FILE [--cache PATH]\n"
-      "tilemm-tune --clear [--cache PATH]");
+      "tilemm-tune --clear [--cache PATH]\n"
+      "tilemm-tune --precompile [--arch SM_XY]... [--cache PATH]");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
@@ -580,9 +593,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   for (const auto& part : size_lists) sizes += (sizes.empty() ? "" : ",") + part;
   for (const auto& part : shape_lists) shapes += (shapes.empty() ? "" : ",") + part;
   const bool tune = !size_lists.empty() || !shape_lists.empty();
-  const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear);
-  if (actions == 0) return cli.usage_error("nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear");
-  if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear");
+  const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear) + int(precompile);
+  if (actions == 0) return cli.usage_error("nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear, --precompile");
+  if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear, --precompile");
+  if (!archs.empty() && !precompile) return cli.usage_error("--arch only applies to --precompile");
   if (!device_key.empty() && !list && export_file.empty()) return cli.usage_error("--device-key only applies to --list and --export");
   if ((force || as_json || !device.empty() || in_process) && !tune)
     return cli.usage_error("--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
@@ -611,6 +625,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (list) return list_command(path, device_key, out, err);
     if (!export_file.empty()) return export_command(path, device_key, export_file, out, err);
     if (!import_file.empty()) return import_command(path, import_file, out, err);
+    if (precompile) return precompile_command(path, archs, out, err, err_is_terminal);
     return clear_command(path, out, err);
   } catch (const InvalidArgument& e) {
     if (tool::is_option_error(e)) return cli.usage_error(tool::describe(e));
