@@ -21,6 +21,8 @@
 //    lane); its 8 warps split its K range in groups of kGroup consecutive rows of B, round robin.
 //    A (M x K) is read with loads that are the same for all lanes of a warp (one broadcast
 //    transaction), 4 consecutive k at a time.
+//  At MAX_N or MAX_M = 8 and 16 both shapes are "wide": the small operand is staged in shared
+//  memory once per block and reused from registers (see kWide in each section).
 //
 // Load widths are chosen at run time, not by the problem's alignment class: every variant runs
 // every problem, and takes its float4 (or float2) path when the actual pointer and leading
