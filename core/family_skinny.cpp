@@ -32,6 +32,12 @@ std::string check_split_and_width(const Variant& v, const char* per_lane_macro, 
     return "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable";
   if (!one_of(per_lane, {1, 2, 4}))
     return std::string(per_lane_macro) + " is 1, 2 or 4";
+  if (extent >= 8) {
+    if (per_lane != 4)
+      return std::string(per_lane_macro) + " is 4 where " + extent_macro +
+             " >= 8 (the wide shape, which stages the small operand in shared memory)";
+    return {};
+  }
   if (per_lane != 1 && per_lane * extent > 4)
     return std::string(per_lane_macro) + " above 1 only where " + per_lane_macro + " x " +
            extent_macro + " <= 4: more accumulators do not fit the registers of 4 blocks per SM";
@@ -96,10 +102,13 @@ LaunchGeometry gemvn_geometry(const Variant& v, const Problem& p) {
 }
 
 // Static arrays: the per-warp sums (kWarpsK x outputs) and, with warps along K, the block's.
+// The wide shape (n >= 8) adds its stage of B: 128 rows of n + n / 4 floats (kStageK, kStride).
 std::size_t gemvn_shared_bytes(const Variant& v) {
   const auto outputs = static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
   const auto along_k = static_cast<std::size_t>(gemvn_warps_along_k(v));
-  return (along_k * outputs + (along_k > 1 ? outputs : 1)) * sizeof(float);
+  const int n = v.param("n");
+  const std::size_t stage = n >= 8 ? static_cast<std::size_t>(128 * (n + n / 4)) : 0;
+  return (along_k * outputs + (along_k > 1 ? outputs : 1) + stage) * sizeof(float);
 }
 
 // gemvm --------------------------------------------------------------------------------------
@@ -129,7 +138,10 @@ std::size_t gemvm_shared_bytes(const Variant& v) {
   std::size_t rows = 4096 / per_row;
   if (rows > most_m) rows = most_m;
   const std::size_t block_sums = v.param("s") > 1 ? most_m * columns : 0;
-  return (rows * per_row + block_sums) * sizeof(float);
+  // The stage of A: one float4 per thread in the wide shape (m >= 8, kStageK in skinny.cu),
+  // one float4 in all in the others.
+  const std::size_t stage = most_m >= 8 ? 4 * kThreads : 4;
+  return (rows * per_row + block_sums + stage) * sizeof(float);
 }
 
 Family skinny_family(std::string name, std::vector<ParamSpec> params,

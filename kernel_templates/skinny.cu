@@ -21,6 +21,8 @@
 //    lane); its 8 warps split its K range in groups of kGroup consecutive rows of B, round robin.
 //    A (M x K) is read with loads that are the same for all lanes of a warp (one broadcast
 //    transaction), 4 consecutive k at a time.
+//  At MAX_N or MAX_M = 8 and 16 both shapes are "wide": the small operand is staged in shared
+//  memory once per block and reused from registers (see kWide in each section).
 //
 // Load widths are chosen at run time, not by the problem's alignment class: every variant runs
 // every problem, and takes its float4 (or float2) path when the actual pointer and leading
@@ -154,9 +156,11 @@ static __device__ __forceinline__ void store_block_sums(const float* sums, Wante
 static_assert(MAX_N == 1 || MAX_N == 2 || MAX_N == 4 || MAX_N == 8 || MAX_N == 16,
               "MAX_N is 1, 2, 4, 8 or 16");
 static_assert(ROWS == 1 || ROWS == 2 || ROWS == 4, "ROWS is 1, 2 or 4 rows of A per warp");
-static_assert(ROWS == 1 || ROWS * MAX_N <= 4,
-              "ROWS above 1 only where ROWS x MAX_N <= 4: more accumulators do not fit the "
-              "registers of 4 blocks per SM");
+// MAX_N >= 8 is the wide shape (below): B staged in shared memory, 4 rows of A per warp.
+constexpr bool kWide = MAX_N >= 8;
+static_assert(kWide ? ROWS == 4 : ROWS == 1 || ROWS * MAX_N <= 4,
+              "ROWS is 4 where MAX_N >= 8 (the wide shape); below, ROWS above 1 only where "
+              "ROWS x MAX_N <= 4: more accumulators do not fit the registers of 4 blocks per SM");
 // Warps along K and along rows: B's rows are read once per block, so a block of kWarpsR * ROWS
 // rows reads MAX_N floats of B for every kWarpsR * ROWS floats of A.
 constexpr int kWarpsK = MAX_N >= 8 ? 1 : kWarps / MAX_N;
@@ -173,7 +177,7 @@ constexpr int kChunk = 32 * kPerLane;          // floats of K per warp and chunk
 constexpr int kBVec = MAX_N < 4 ? MAX_N : 4;   // widest load along a row of B
 // Blocks per SM that the registers must allow (64 registers per thread for 4, 80 for 3, 128
 // for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled.
-constexpr int kMinBlocks = MAX_N >= 8 ? 2 : ROWS == 4 ? 3 : 4;
+constexpr int kMinBlocks = kWide ? 2 : ROWS == 4 ? 3 : 4;
 
 // One chunk of a warp's rows of A: [row][element], element j at k_of(j).
 struct AChunk {
@@ -316,6 +320,140 @@ static __device__ __forceinline__ void stream_rows(float (&acc)[ROWS][MAX_N],
   }
 }
 
+// The wide shape (MAX_N = 8 or 16). With a lane per k, every lane reads its own row of B (MAX_N
+// floats) for one float of A: 4 to 16 times the bytes of A through the read-only cache, from as
+// many cache lines as lanes, which bounds the kernel far below the HBM rate. Here the block
+// stages kStageK rows of B in shared memory once (all its warps share one K range), and a lane
+// owns 4 consecutive k (one float4 of A per row) and a quarter of B's columns (kLaneCols): the 32
+// lanes are kKLanes along K times kNGroups along N. A warp keeps ROWS = 4 rows of A, so each
+// shared load of B (kLaneCols floats) serves ROWS x kLaneCols FMAs, and each float of A is
+// loaded by the kNGroups lanes that share its k (one transaction). The rows of the stage are
+// kStride floats apart, MAX_N + MAX_N / 4, so that the lanes of one shared load (8 of float4,
+// 16 of float2) hit distinct banks.
+constexpr int kNGroups = 4;
+constexpr int kKLanes = 32 / kNGroups;
+constexpr int kLaneCols = MAX_N / kNGroups > 0 ? MAX_N / kNGroups : 1;
+constexpr int kWarpStepK = kKLanes * 4;  // k per warp and step
+constexpr int kStageK = 128;             // rows of B per stage: 4 steps
+constexpr int kStepsPerStage = kStageK / kWarpStepK;
+constexpr int kStride = MAX_N + MAX_N / 4;
+constexpr int kRowQuads = MAX_N >= 4 ? MAX_N / 4 : 1;  // float4s per row of the stage
+// Floats of a stage each thread loads: 8 (MAX_N = 16) or 4 (MAX_N = 8), as float4s.
+constexpr int kStageLoads = kWide ? kStageK * MAX_N / 4 / kThreads : 1;
+static_assert(!kWide || (kStageK * MAX_N) % (4 * kThreads) == 0, "whole float4s per thread");
+static_assert(kStepsPerStage % 2 == 0, "the A buffers swap roles twice per stage");
+
+struct AQuad {
+  float v[ROWS][4];
+};
+
+// A warp's ROWS rows of A at k..k+3 (zeros at or past k_end).
+template <bool kVec>
+static __device__ __forceinline__ void load_quad(AQuad& a, const float* const* rows, long long k,
+                                                 long long k_end) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    if (kVec && k + 4 <= k_end) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(rows[r] + k));
+      a.v[r][0] = v.x;
+      a.v[r][1] = v.y;
+      a.v[r][2] = v.z;
+      a.v[r][3] = v.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a.v[r][e] = k + e < k_end ? __ldg(rows[r] + k + e) : 0.0f;
+    }
+  }
+}
+
+// This thread's kStageLoads float4s of the stage of B that starts at k0: element i is row
+// q / kRowQuads, columns 4 * (q % kRowQuads) + 0..3 of the stage, q = threadIdx.x + i *
+// kThreads. Zeros past k_end and N.
+static __device__ __forceinline__ void load_b_stage(float4 (&b)[kStageLoads], const float* B,
+                                                    long long ldb, int N, long long k0,
+                                                    long long k_end, bool b_vec) {
+#pragma unroll
+  for (int i = 0; i < kStageLoads; ++i) {
+    const int q = threadIdx.x + i * kThreads;
+    const long long k = k0 + q / kRowQuads;
+    const int n = 4 * (q % kRowQuads);
+    const float* p = B + k * ldb + n;
+    if (b_vec && k < k_end && n + 4 <= N) {
+      b[i] = __ldg(reinterpret_cast<const float4*>(p));
+    } else {
+      float e[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) e[j] = k < k_end && n + j < N ? __ldg(p + j) : 0.0f;
+      b[i] = make_float4(e[0], e[1], e[2], e[3]);
+    }
+  }
+}
+
+static __device__ __forceinline__ void store_b_stage(float* stage, const float4 (&b)[kStageLoads]) {
+#pragma unroll
+  for (int i = 0; i < kStageLoads; ++i) {
+    const int q = threadIdx.x + i * kThreads;
+    *reinterpret_cast<float4*>(stage + (q / kRowQuads) * kStride + 4 * (q % kRowQuads)) = b[i];
+  }
+}
+
+// acc += the lane's 4 k of A (rows of the stage from `row`) times its columns of B.
+static __device__ __forceinline__ void multiply_quad(float (&acc)[ROWS][kLaneCols], const AQuad& a,
+                                                     const float* stage, int row, int nq) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float* p = stage + (row + e) * kStride + nq * kLaneCols;
+    float b[kLaneCols];
+    if constexpr (kLaneCols == 4) {
+      const float4 v = *reinterpret_cast<const float4*>(p);
+      b[0] = v.x;
+      b[1] = v.y;
+      b[2] = v.z;
+      b[3] = v.w;
+    } else if constexpr (kLaneCols == 2) {
+      const float2 v = *reinterpret_cast<const float2*>(p);
+      b[0] = v.x;
+      b[1] = v.y;
+    } else {
+      b[0] = *p;
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+      for (int c = 0; c < kLaneCols; ++c) acc[r][c] = fmaf(a.v[r][e], b[c], acc[r][c]);
+  }
+}
+
+// The block's K range, stage after stage: the next stage of B and the next step of A are loaded
+// into registers before the current ones' FMAs. Every thread of the block calls it (barriers).
+template <bool kVec>
+static __device__ __forceinline__ void stream_rows_wide(float (&acc)[ROWS][kLaneCols],
+                                                        const float* const* rows, KSlice slice,
+                                                        int lane, float* stage, const float* B,
+                                                        long long ldb, int N, bool b_vec) {
+  const int kq = lane / kNGroups, nq = lane % kNGroups;
+  float4 next_b[kStageLoads];
+  load_b_stage(next_b, B, ldb, N, slice.begin, slice.end, b_vec);
+  AQuad x, y;
+  long long k = slice.begin + kq * 4;
+  load_quad<kVec>(x, rows, k, slice.end);
+  for (long long s0 = slice.begin; s0 < slice.end; s0 += kStageK) {
+    __syncthreads();  // every warp is done with the previous stage
+    store_b_stage(stage, next_b);
+    __syncthreads();
+    if (s0 + kStageK < slice.end)
+      load_b_stage(next_b, B, ldb, N, s0 + kStageK, slice.end, b_vec);
+#pragma unroll 1  // unrolled, ptxas hoists the later steps' loads and spills at n = 16
+    for (int step = 0; step < kStepsPerStage; step += 2) {
+      load_quad<kVec>(y, rows, k + kWarpStepK, slice.end);
+      multiply_quad(acc, x, stage, step * kWarpStepK + kq * 4, nq);
+      load_quad<kVec>(x, rows, k + 2 * kWarpStepK, slice.end);
+      multiply_quad(acc, y, stage, (step + 1) * kWarpStepK + kq * 4, nq);
+      k += 2 * kWarpStepK;
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) TILEMM_CLUSTER
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
@@ -333,6 +471,27 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     rows[r] = A + min(row0 + wr * ROWS + r, static_cast<long long>(M) - 1) * lda;
   const KSlice slice = k_slice(K);
 
+  if constexpr (kWide) {
+    __shared__ __align__(16) float b_stage[kWide ? kStageK * kStride : 1];
+    float acc[ROWS][kLaneCols] = {};
+    const bool b_vec = aligned_rows(B, ldb, 4);
+    if (aligned_rows(A, lda, 4))
+      stream_rows_wide<true>(acc, rows, slice, lane, b_stage, B, ldb, N, b_vec);
+    else
+      stream_rows_wide<false>(acc, rows, slice, lane, b_stage, B, ldb, N, b_vec);
+    // Sum over the kKLanes lanes of each column group (lane bits 2..4), in the same order on
+    // every run; the lanes of k-group 0 write the warp's sums.
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+      for (int c = 0; c < kLaneCols; ++c) {
+        float v = acc[r][c];
+#pragma unroll
+        for (int offset = 16; offset >= kNGroups; offset /= 2)
+          v += __shfl_xor_sync(0xffffffffu, v, offset);
+        if (lane < kNGroups) warp_sums[0][(wr * ROWS + r) * MAX_N + lane * kLaneCols + c] = v;
+      }
+  } else {
   float acc[ROWS][MAX_N] = {};
   const bool b_vec = aligned_rows(B, ldb, kBVec);
   const bool b_k4 = MAX_N == 1 && ldb == 1 && aligned_rows(B, 0, 4);
@@ -352,6 +511,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
       if (lane == (r * MAX_N + n) % 32) warp_sums[wk][(wr * ROWS + r) * MAX_N + n] = v;
     }
+  }
   const float* sums = warp_sums[0];
   if constexpr (kWarpsK > 1) {
     __syncthreads();
@@ -379,9 +539,11 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 static_assert(MAX_M == 1 || MAX_M == 2 || MAX_M == 4 || MAX_M == 8 || MAX_M == 16,
               "MAX_M is 1, 2, 4, 8 or 16");
 static_assert(COLS == 1 || COLS == 2 || COLS == 4, "COLS is 1, 2 or 4 columns of B per lane");
-static_assert(COLS == 1 || COLS * MAX_M <= 4,
-              "COLS above 1 only where COLS x MAX_M <= 4: more accumulators do not fit the "
-              "registers of 4 blocks per SM");
+// MAX_M >= 8 is the wide shape (below): A staged in shared memory, 4 columns of B per lane.
+constexpr bool kWide = MAX_M >= 8;
+static_assert(kWide ? COLS == 4 : COLS == 1 || COLS * MAX_M <= 4,
+              "COLS is 4 where MAX_M >= 8 (the wide shape); below, COLS above 1 only where "
+              "COLS x MAX_M <= 4: more accumulators do not fit the registers of 4 blocks per SM");
 constexpr int kColumns = 32 * COLS;  // columns of a block
 // Consecutive rows of B per warp and group: 8 where a lane has one column and A few rows, else
 // 4 (4 to 16 floats per lane), with the next group's in flight; a multiple of 4, so
@@ -390,7 +552,10 @@ constexpr int kGroup = MAX_M >= 4 || COLS > 1 ? 4 : 8;
 constexpr int kOutputs = MAX_M * kColumns;
 // Blocks per SM that the registers must allow (64 registers per thread for 4, 80 for 3, 128
 // for 2), as gemvn's.
-constexpr int kMinBlocks = MAX_M >= 8 ? 2 : COLS > 1 ? 3 : 4;
+// The wide shape asks for one: ptxas keeps the MAX_M x 4 accumulators, both groups of B and a
+// group's A (read from shared memory ahead of its FMAs) in 156 (MAX_M = 8) to 226 (16)
+// registers, and spills at the 128 of two blocks.
+constexpr int kMinBlocks = kWide ? 1 : COLS > 1 ? 3 : 4;
 // Rows of C whose per-warp sums go through shared memory at once: at most 16 KiB.
 constexpr int kReduceRowsBySmem = 4096 / (kWarps * kColumns);
 constexpr int kReduceRows = kReduceRowsBySmem < MAX_M ? kReduceRowsBySmem : MAX_M;
@@ -501,15 +666,95 @@ static __device__ __forceinline__ void stream_columns(float (&acc)[MAX_M][COLS],
   }
 }
 
+// The wide shape (MAX_M = 8 or 16). A lane with one column reads MAX_M floats of A (4 float4
+// broadcasts per 4 k and row) for every float of B: the kernel is bound by issuing loads, not by
+// HBM. Here a lane owns COLS = 4 columns (MAX_M x 4 accumulators, 1 block per SM), so each
+// float4 of A serves 16 FMAs, and the block stages kStageK k of A (MAX_M x kStageK floats, one
+// float4 per thread) in shared memory, from which the lanes read it as broadcasts: A is read
+// from L2 once per block, not once per warp, and the next stage's float4 is loaded into
+// registers before the current stage's FMAs.
+constexpr int kStageK = 4 * kThreads / MAX_M;  // 64 (MAX_M = 16) or 128 (8)
+constexpr int kGroupsPerStage = kStageK / (kWarps * kGroup);
+static_assert(!kWide || kGroupsPerStage % 2 == 0, "the B buffers swap roles twice per stage");
+
+// Row `row` of A at k..k+3 (zeros at or past k_end).
+template <bool kVecA>
+static __device__ __forceinline__ float4 load_a4(const float* row, long long k, long long k_end) {
+  if (kVecA && k + 4 <= k_end) return __ldg(reinterpret_cast<const float4*>(row + k));
+  float e[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) e[j] = k + j < k_end ? __ldg(row + k + j) : 0.0f;
+  return make_float4(e[0], e[1], e[2], e[3]);
+}
+
+// acc += the stage's A at rows [s, s + kGroup) of the stage times the group of B.
+static __device__ __forceinline__ void multiply_staged(float (&acc)[MAX_M][COLS], const BGroup& b,
+                                                       const float* stage, int s) {
+#pragma unroll
+  for (int g = 0; g < kGroup; g += 4)
+#pragma unroll
+    for (int m = 0; m < MAX_M; ++m) {
+      const float4 v = *reinterpret_cast<const float4*>(stage + m * kStageK + s + g);
+      const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int c = 0; c < COLS; ++c) acc[m][c] = fmaf(a[e], b.v[g + e][c], acc[m][c]);
+    }
+}
+
+// The block's K range, stage after stage; within a stage the warps take its groups round robin,
+// as stream_columns does. Every thread of the block calls it (barriers).
+template <bool kVecA, bool kVecB>
+static __device__ __forceinline__ void stream_columns_staged(float (&acc)[MAX_M][COLS],
+                                                             KSlice slice, int warp, int lane,
+                                                             const float* A, long long lda,
+                                                             int M, const float* B, long long ldb,
+                                                             long long col0, int N, float* stage) {
+  constexpr long long kStep = static_cast<long long>(kWarps) * kGroup;
+  // This thread's float4 of each stage: row am, k am_k..am_k + 3 of the stage.
+  const int am = threadIdx.x / (kStageK / 4);
+  const int am_k = threadIdx.x % (kStageK / 4) * 4;
+  const float* a_row = A + static_cast<long long>(min(am, M - 1)) * lda;  // rows past M: M - 1
+  float4 next_a = load_a4<kVecA>(a_row, slice.begin + am_k, slice.end);
+  long long g0 = slice.begin + static_cast<long long>(warp) * kGroup;
+  BGroup x, y;
+  load_group<kVecB>(x, B, ldb, col0, N, g0, slice.end, lane);
+  for (long long s0 = slice.begin; s0 < slice.end; s0 += kStageK) {
+    __syncthreads();  // every warp is done with the previous stage
+    *reinterpret_cast<float4*>(stage + am * kStageK + am_k) = next_a;
+    __syncthreads();
+    if (s0 + kStageK < slice.end) next_a = load_a4<kVecA>(a_row, s0 + kStageK + am_k, slice.end);
+#pragma unroll 1
+    for (int j = 0; j < kGroupsPerStage; j += 2) {
+      const int s = (j * kWarps + warp) * kGroup;
+      load_group<kVecB>(y, B, ldb, col0, N, g0 + kStep, slice.end, lane);
+      multiply_staged(acc, x, stage, s);
+      load_group<kVecB>(x, B, ldb, col0, N, g0 + 2 * kStep, slice.end, lane);
+      multiply_staged(acc, y, stage, s + static_cast<int>(kStep));
+      g0 += 2 * kStep;
+    }
+  }
+}
+
 template <bool kVecB>
 static __device__ __forceinline__ void stream_columns_a(float (&acc)[MAX_M][COLS], KSlice slice,
                                                         int warp, int lane, const float* A,
                                                         long long lda, int M, const float* B,
-                                                        long long ldb, long long col0, int N) {
-  if (aligned_rows(A, lda, 4))
+                                                        long long ldb, long long col0, int N,
+                                                        float* a_stage) {
+  if constexpr (kWide) {
+    if (aligned_rows(A, lda, 4))
+      stream_columns_staged<true, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N,
+                                         a_stage);
+    else
+      stream_columns_staged<false, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N,
+                                          a_stage);
+  } else if (aligned_rows(A, lda, 4)) {
     stream_columns<true, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N);
-  else
+  } else {
     stream_columns<false, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N);
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) TILEMM_CLUSTER
@@ -527,10 +772,12 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
   float acc[MAX_M][COLS] = {};
   const bool b_vec = COLS > 1 && aligned_rows(B, ldb, COLS);
+  // The wide shape's stage of A (one float4 per thread), unused by the others.
+  __shared__ __align__(16) float a_stage[kWide ? MAX_M * kStageK : 4];
   if (b_vec)
-    stream_columns_a<(COLS > 1)>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N);
+    stream_columns_a<(COLS > 1)>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage);
   else
-    stream_columns_a<false>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N);
+    stream_columns_a<false>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage);
 
   // The warps' sums, kReduceRows rows of C at a time, summed in warp order.
   auto wanted = [&](int o) { return o / kColumns < M && col0 + o % kColumns < N; };

@@ -539,9 +539,9 @@ TEST(SkinnyFamily, SplitResultsRepeatBitForBit) {
     const char* variant;
     std::int64_t M, N, K;  // dense
   };
-  for (const Run& r : {Run{"gemvm_m1_c4_s8", 1, 4096, 10000}, Run{"gemvm_m16_c1_s2", 13, 1000, 10001},
+  for (const Run& r : {Run{"gemvm_m1_c4_s8", 1, 4096, 10000}, Run{"gemvm_m16_c4_s2", 13, 1000, 10001},
                        Run{"gemvn_n4_r1_s8", 300, 4, 10000}, Run{"gemvn_n1_r4_s4", 64, 1, 10000},
-                       Run{"gemvn_n16_r1_s2", 100, 16, 9999}}) {
+                       Run{"gemvn_n16_r4_s2", 100, 16, 9999}}) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
     const Variant v = parse_variant(r.variant);
     ASSERT_TRUE(can_run(v, current_device(), problem.args().problem())) << r.variant;
