@@ -389,11 +389,20 @@ static __device__ __forceinline__ void load_b_stage(float4 (&b)[kStageLoads], co
   }
 }
 
+// A row of the stage starts 16-byte aligned only where kStride is a multiple of 4 (MAX_N = 16);
+// at MAX_N = 8 (kStride 10) it is 8-byte aligned, so the float4 goes in as two float2s.
+static_assert(kStride % 2 == 0, "rows of the stage start 8-byte aligned");
 static __device__ __forceinline__ void store_b_stage(float* stage, const float4 (&b)[kStageLoads]) {
 #pragma unroll
   for (int i = 0; i < kStageLoads; ++i) {
     const int q = threadIdx.x + i * kThreads;
-    *reinterpret_cast<float4*>(stage + (q / kRowQuads) * kStride + 4 * (q % kRowQuads)) = b[i];
+    float* p = stage + (q / kRowQuads) * kStride + 4 * (q % kRowQuads);
+    if constexpr (kStride % 4 == 0) {
+      *reinterpret_cast<float4*>(p) = b[i];
+    } else {
+      reinterpret_cast<float2*>(p)[0] = make_float2(b[i].x, b[i].y);
+      reinterpret_cast<float2*>(p)[1] = make_float2(b[i].z, b[i].w);
+    }
   }
 }
 
