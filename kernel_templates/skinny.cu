@@ -176,8 +176,9 @@ constexpr int kPerLane = kLoads * 4;           // floats of a row per lane and c
 constexpr int kChunk = 32 * kPerLane;          // floats of K per warp and chunk
 constexpr int kBVec = MAX_N < 4 ? MAX_N : 4;   // widest load along a row of B
 // Blocks per SM that the registers must allow (64 registers per thread for 4, 80 for 3, 128
-// for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled.
-constexpr int kMinBlocks = kWide ? 2 : ROWS == 4 ? 3 : 4;
+// for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled,
+// and the widest with a cluster split does not fit 128 (NVRTC's ptxas spills a few bytes).
+constexpr int kMinBlocks = kWide ? (MAX_N >= 16 && SPLIT_K > 1 ? 1 : 2) : ROWS == 4 ? 3 : 4;
 
 // One chunk of a warp's rows of A: [row][element], element j at k_of(j).
 struct AChunk {
@@ -391,7 +392,7 @@ static __device__ __forceinline__ void load_b_stage(float4 (&b)[kStageLoads], co
 
 // A row of the stage starts 16-byte aligned only where kStride is a multiple of 4 (MAX_N = 16);
 // at MAX_N = 8 (kStride 10) it is 8-byte aligned, so the float4 goes in as two float2s.
-static_assert(kStride % 2 == 0, "rows of the stage start 8-byte aligned");
+static_assert(!kWide || kStride % 2 == 0, "rows of the stage start 8-byte aligned");
 static __device__ __forceinline__ void store_b_stage(float* stage, const float4 (&b)[kStageLoads]) {
 #pragma unroll
   for (int i = 0; i < kStageLoads; ++i) {
