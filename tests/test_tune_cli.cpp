@@ -145,7 +145,12 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
            {"--list", "--force"},
            {"--export", "x.json", "--json"},
            {"--clear", "--device-key", "k"},
-           {"--sizes", "64", "--device", "first"}}) {
+           {"--sizes", "64", "--device", "first"},
+           {"--arch", "sm_90"},
+           {"--list", "--arch", "sm_90"},
+           {"--precompile", "--arch", "90"},
+           {"--precompile", "--arch", "sm_9x"},
+           {"--precompile", "--list"}}) {
     const CliRun r = run(args);
     std::string joined;
     for (const auto& a : args) joined += a + " ";
@@ -155,6 +160,17 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
     EXPECT_NE(r.err.find("; see 'tilemm-tune --help'\n"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << joined;
   }
+}
+
+// --precompile needs an architecture: the GPUs' or --arch's. (With --arch it compiles the whole
+// space, minutes on a small machine: the H200 run of docs/tuning.md measures that.)
+TEST(TuneCliParsing, PrecompileWithoutAGpuOrAnArchitectureSaysWhatToGive) {
+  if (device_count() > 0) GTEST_SKIP() << "this machine has a GPU: --precompile would compile for it";
+  testing::TempDir dir;
+  const CliRun r = run({"--precompile", "--cache", dir.file("t.db")});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err, "tilemm-tune: error: no CUDA device found; give --arch sm_XY to precompile for one without it\n");
+  EXPECT_TRUE(r.out.empty());
 }
 
 TEST(TuneCliTable, StatusNamesTheReasonAndAPlansParts) {
