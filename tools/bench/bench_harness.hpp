@@ -104,6 +104,23 @@ class Problem {
   std::vector<Set> sets_;
 };
 
+// Rows [row0, row0 + rows) of the dense row-major problem in `s` (all of it by default): A and C
+// start `row0` rows further down, alpha 1, beta 0.
+inline GemmArgs dense_args(const Problem& p, const Set& s, std::int64_t row0 = 0,
+                           std::int64_t rows = -1) {
+  GemmArgs a;
+  a.M = rows < 0 ? p.M : rows;
+  a.N = p.N;
+  a.K = p.K;
+  a.A = s.A + row0 * p.K;
+  a.lda = p.K;
+  a.B = s.B;
+  a.ldb = p.N;
+  a.C = s.C + row0 * p.N;
+  a.ldc = p.N;
+  return a;
+}
+
 // Which inputs the timed launches get: the copies in turn, so that every launch reads A and B
 // from HBM as a call on fresh data would (L2-cold); or the first copy every time, so that what fits
 // in the L2 stays there, as in a loop over the same buffers (L2-warm).

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench_harness.hpp"
+#include "cublas_check.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "tilemm/tilemm.hpp"
@@ -33,29 +34,12 @@
 
 namespace {
 
+using tilemm::bench::cublas;
 using tilemm::bench::cuda;
+using tilemm::bench::dense_args;
 using tilemm::bench::Problem;
 using tilemm::bench::Set;
 using tilemm::bench::time_ms;
-
-void cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
-}
-
-tilemm::GemmArgs dense_args(const Problem& p, const Set& s) {
-  tilemm::GemmArgs a;
-  a.M = p.M;
-  a.N = p.N;
-  a.K = p.K;
-  a.A = s.A;
-  a.lda = p.K;
-  a.B = s.B;
-  a.ldb = p.N;
-  a.C = s.C;
-  a.ldc = p.N;
-  return a;
-}
 
 // The variants to time on a problem: those named (each must run it), or with none named every
 // variant of gemvm and gemvn that can.

@@ -23,24 +23,10 @@
 namespace {
 
 using tilemm::bench::cuda;
+using tilemm::bench::dense_args;
 using tilemm::bench::Problem;
 using tilemm::bench::Set;
 using tilemm::bench::time_ms;
-
-// Rows [row0, row0 + rows) of the problem in `s`: A and C start `row0` rows further down.
-tilemm::GemmArgs rows_of(const Problem& p, const Set& s, std::int64_t row0, std::int64_t rows) {
-  tilemm::GemmArgs a;
-  a.M = rows;
-  a.N = p.N;
-  a.K = p.K;
-  a.A = s.A + row0 * p.K;
-  a.lda = p.K;
-  a.B = s.B;
-  a.ldb = p.N;
-  a.C = s.C + row0 * p.N;
-  a.ldc = p.N;
-  return a;
-}
 
 }  // namespace
 
@@ -71,7 +57,7 @@ int main(int argc, char** argv) {
       const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       const tilemm::AutotuneResult whole = tilemm::autotune(m, n, k);
       Problem p(m, n, k, device.l2_bytes);
-      auto run_whole = [&](const Set& s) { tilemm::gemm(rows_of(p, s, 0, m)); };
+      auto run_whole = [&](const Set& s) { tilemm::gemm(dense_args(p, s, 0, m)); };
       const double whole_ms = time_ms(p, run_whole, budget_ms);
       cuda(cudaMemset(p.set(0).C, 0xFF, static_cast<std::size_t>(m * n) * sizeof(float)), "poison C");
       run_whole(p.set(0));
@@ -87,8 +73,8 @@ int main(int argc, char** argv) {
         // Tuned (or served from the cache) before timing, like the whole problem.
         const std::string core_winner = tilemm::autotune(core, n, k).winner;
         const std::string rest_winner = tilemm::autotune(rest, n, k).winner;
-        auto run_core = [&](const Set& s) { tilemm::gemm(rows_of(p, s, 0, core)); };
-        auto run_rest = [&](const Set& s) { tilemm::gemm(rows_of(p, s, core, rest)); };
+        auto run_core = [&](const Set& s) { tilemm::gemm(dense_args(p, s, 0, core)); };
+        auto run_rest = [&](const Set& s) { tilemm::gemm(dense_args(p, s, core, rest)); };
         auto run_split = [&](const Set& s) {
           run_core(s);
           run_rest(s);

@@ -22,21 +22,18 @@
 #include <vector>
 
 #include "bench_harness.hpp"
+#include "cublas_check.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tune_cli.hpp"
 
 namespace {
 
+using tilemm::bench::cublas;
 using tilemm::bench::cuda;
 using tilemm::bench::Problem;
 using tilemm::bench::Set;
 using tilemm::bench::time_ms;
-
-void cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
-}
 
 // Error of C against a float64 reference on a sample of rows: ||C - R||_F / ||R||_F.
 struct SampledReference {
@@ -141,19 +138,7 @@ int main(int argc, char** argv) {
                            static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
                "cublasSgemm");
       };
-      auto args_for = [&](const Set& s) {
-        tilemm::GemmArgs a;
-        a.M = m;
-        a.N = n;
-        a.K = k;
-        a.A = s.A;
-        a.lda = k;
-        a.B = s.B;
-        a.ldb = n;
-        a.C = s.C;
-        a.ldc = n;
-        return a;
-      };
+      auto args_for = [&](const Set& s) { return tilemm::bench::dense_args(p, s); };
       const auto ref = sampled_reference(p, 48);
 
       // cuBLAS first: its result is what the others are checked against.
