@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "family_launch.hpp"
+#include "fake_bench.hpp"
 #include "family_registry.hpp"
 #include "gemm_check.hpp"
 #include "kernel_sources.hpp"
@@ -239,37 +240,13 @@ TEST(FamilyStrategy, ItsStaticAssertIsTheRuleItsCheckMirrors) {
   }
 }
 
-// The tuner's fake bench (as in test_tuner_selection.cpp): every candidate correct, recorded.
-class RecordingBench : public tuner::CandidateBench {
- public:
-  std::vector<std::string> timed;
-  tuner::CheckResult verify(const Variant&, const detail::CompiledVariant&) override { return {}; }
-  tuner::TimingResult time(const Variant& v, double) override {
-    timed.push_back(variant_name(v));
-    tuner::TimingResult r;
-    r.stats = {1.0, 0.9, 0.02, 30};
-    return r;
-  }
-  // No plan is proposed for the shapes these tests tune.
-  tuner::CheckResult verify_plan(const tuner::RowSplitPlan&) override { return {}; }
-  tuner::TimingResult time_plan(const tuner::RowSplitPlan&, double) override { return {}; }
-};
-
-detail::CompiledVariant fake_compile(const Variant& v, const std::string& arch) {
-  detail::CompiledVariant c;
-  c.name = variant_name(v);
-  c.arch = arch;
-  c.cubin = {'x'};
-  return c;
-}
-
 TEST(FamilyStrategy, TheTunerPrunesItByItsOwnHint) {
   tuner::TuneSettings settings;
-  settings.compile = fake_compile;
+  settings.compile = testing::fake_compile;
   settings.compile_threads = 1;
   settings.space = variant_space("sliced");
   // K = 200: 2 slices of 64 fit, 4 do not.
-  RecordingBench bench;
+  testing::FakeBench bench;  // every candidate correct, and as fast as every other
   const auto out = tuner::tune(testing::synthetic_h200(), Problem::dense(512, 512, 200, 4), bench,
                                settings);
   std::set<std::string> pruned;
@@ -283,7 +260,7 @@ TEST(FamilyStrategy, TheTunerPrunesItByItsOwnHint) {
             (std::set<std::string>{"sliced_s1_t64", "sliced_s1_t128", "sliced_s2_t64",
                                    "sliced_s2_t128"}));
   // With enough K nothing is pruned.
-  RecordingBench long_k;
+  testing::FakeBench long_k;
   tuner::tune(testing::synthetic_h200(), Problem::dense(512, 512, 4096, 4), long_k, settings);
   EXPECT_EQ(long_k.timed.size(), kSlicedNames.size());
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "fake_bench.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "gpu_bench.hpp"
@@ -16,50 +17,8 @@
 namespace tilemm::tuner {
 namespace {
 
-// Scripted behaviour per variant name: a median time, or a wrong result, or a launch failure.
-class FakeBench : public CandidateBench {
- public:
-  std::map<std::string, double> median;
-  std::map<std::string, CheckResult> check;
-  std::vector<std::string> timed;
-
-  CheckResult verify(const Variant& v, const detail::CompiledVariant&) override {
-    const auto it = check.find(variant_name(v));
-    return it == check.end() ? CheckResult{} : it->second;
-  }
-  TimingResult time(const Variant& v, double give_up_ms) override {
-    return timing_of(variant_name(v), give_up_ms);
-  }
-  // A plan is scripted under its name (rowsplit_h<h>); what it was asked to run is recorded.
-  std::vector<std::string> plans;  // "rowsplit_h<h>: <core> + <rest>"
-  CheckResult verify_plan(const RowSplitPlan& plan) override {
-    const std::string name = detail::row_split_name(plan.core_rows);
-    plans.push_back(name + ": " + variant_name(plan.core) + " + " + variant_name(plan.rest));
-    const auto it = check.find(name);
-    return it == check.end() ? CheckResult{} : it->second;
-  }
-  TimingResult time_plan(const RowSplitPlan& plan, double give_up_ms) override {
-    return timing_of(detail::row_split_name(plan.core_rows), give_up_ms);
-  }
-
- private:
-  TimingResult timing_of(const std::string& name, double give_up_ms) {
-    timed.push_back(name);
-    const double m = median.count(name) ? median.at(name) : 10.0;
-    TimingResult r;
-    r.stats = {m, m * 0.9, 0.02, 30};
-    r.pruned = m > give_up_ms;
-    return r;
-  }
-};
-
-detail::CompiledVariant fake_compile(const Variant& v, const std::string& arch) {
-  detail::CompiledVariant c;
-  c.name = variant_name(v);
-  c.arch = arch;
-  c.cubin = {'x'};
-  return c;
-}
+using testing::FakeBench;
+using testing::fake_compile;
 
 // The fake compiler, recording what the tuner asked it to compile (from several threads).
 struct CompileLog {
