@@ -29,6 +29,10 @@ std::string template_hash_of(const Variant& v) {
   return std::string(detail::find_template(detail::find_family(v.family).template_file).sha256);
 }
 
+std::string unusable_cubin_warning(const Variant& v) {
+  return "cached CUBIN of " + variant_name(v) + " unusable, recompiling";
+}
+
 std::atomic<std::uint64_t> tuning_count{0};
 
 std::string describe(const Problem& p) {
@@ -281,42 +285,41 @@ Decision Dispatcher::decide(const DeviceInfo& device, const std::string& winner)
 // CUBIN goes into the cache for the next process).
 const LoadedKernel& Dispatcher::load_winner(const DeviceInfo& device, const Variant& v) {
   if (const auto* loaded = parts_.loader->find_loaded(device, v)) return *loaded;
-  const std::string name = variant_name(v);
-  const std::string hash = template_hash_of(v);
-  const LoadedKernel* from_cache = with_store(
-      "cached CUBIN of " + name + " unusable, recompiling", static_cast<const LoadedKernel*>(nullptr),
-      [&](ResultStore& store) -> const LoadedKernel* {
-        // A shared cache's CUBIN may be anyone's code (cache_trust.hpp): compile it instead.
-        if (!store.loads_stored_code()) return nullptr;
-        const auto image = store.find_cubin(device.arch(), device.nvrtc_version, hash, name);
-        return image ? &parts_.loader->load(device, v, *image) : nullptr;
-      });
-  if (from_cache != nullptr) return *from_cache;
+  if (const auto image = stored_cubin(device, v)) {
+    try {
+      return parts_.loader->load(device, v, *image);
+    } catch (const Error& e) {  // a damaged or swapped image: compiled and replaced below
+      log(LogLevel::warn, unusable_cubin_warning(v) + ": " + e.what());
+    }
+  }
   const auto compiled = parts_.loader->compile(v, device.arch());
   save_cubin(device, compiled);
   return parts_.loader->load(device, v, compiled.cubin);
 }
 
 detail::CompiledVariant Dispatcher::candidate_binary(const DeviceInfo& device, const Variant& v) {
-  const std::string name = variant_name(v);
-  const std::string hash = template_hash_of(v);
-  auto image = with_store(
-      "cached CUBIN of " + name + " unusable, recompiling", std::optional<std::vector<char>>{},
-      [&](ResultStore& store) -> std::optional<std::vector<char>> {
-        if (!store.loads_stored_code()) return std::nullopt;
-        return store.find_cubin(device.arch(), device.nvrtc_version, hash, name);
-      });
-  if (image) {
+  if (auto image = stored_cubin(device, v)) {
     detail::CompiledVariant stored;  // compile_ms 0: nothing compiled
-    stored.name = name;
+    stored.name = variant_name(v);
     stored.arch = device.arch();
-    stored.template_hash = hash;
+    stored.template_hash = template_hash_of(v);
     stored.cubin = std::move(*image);
     return stored;
   }
   detail::CompiledVariant compiled = parts_.loader->compile(v, device.arch());
   save_cubin(device, compiled);
   return compiled;
+}
+
+std::optional<std::vector<char>> Dispatcher::stored_cubin(const DeviceInfo& device,
+                                                          const Variant& v) {
+  return with_store(unusable_cubin_warning(v), std::optional<std::vector<char>>{},
+                    [&](ResultStore& store) -> std::optional<std::vector<char>> {
+                      // A shared cache's CUBIN may be anyone's code (cache_trust.hpp).
+                      if (!store.loads_stored_code()) return std::nullopt;
+                      return store.find_cubin(device.arch(), device.nvrtc_version,
+                                              template_hash_of(v), variant_name(v));
+                    });
 }
 
 void Dispatcher::save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled) {

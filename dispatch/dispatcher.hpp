@@ -155,6 +155,9 @@ class Dispatcher {
   // A candidate's CUBIN for a tuning: the store's, else compiled and stored (not with a shared
   // store, whose CUBINs are neither loaded nor written: cache_trust.hpp).
   detail::CompiledVariant candidate_binary(const DeviceInfo& device, const Variant& v);
+  // The store's CUBIN of `v` for `device`: none where the store's code may not be loaded (a
+  // shared cache) or it holds none; a store failure warns and counts as none.
+  std::optional<std::vector<char>> stored_cubin(const DeviceInfo& device, const Variant& v);
   const detail::LoadedKernel& load_winner(const DeviceInfo& device, const Variant& v);
   void save_cubin(const DeviceInfo& device, const detail::CompiledVariant& compiled);
 
