@@ -61,6 +61,10 @@ const Family& find_family(const std::string& name) {
   throw InvalidArgument("family", "no kernel family called '" + name + "'");
 }
 
+const EmbeddedTemplate& template_of(const Variant& v) {
+  return find_template(find_family(v.family).template_file);
+}
+
 std::vector<std::string> compile_definitions(const Variant& v) {
   const Family& f = find_family(v.family);
   std::vector<std::string> defs;

@@ -51,6 +51,10 @@ void register_extra_family(const Family& family, const EmbeddedTemplate& source)
 // The family called `name`; throws tilemm::InvalidArgument("family") when there is none.
 const Family& find_family(const std::string& name);
 
+// The embedded template `v` is compiled from (its family's); its sha256 is part of the key of the
+// variant's stored CUBIN. Throws as find_family, and tilemm::Error when the file is not embedded.
+const EmbeddedTemplate& template_of(const Variant& v);
+
 // The -D options that specialize the family's template into `v`: the kernel symbol, one per
 // parameter, then the family's extra_definitions.
 std::vector<std::string> compile_definitions(const Variant& v);

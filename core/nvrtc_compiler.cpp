@@ -136,9 +136,7 @@ CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string
 }
 
 CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
-  const Family& family = find_family(v.family);
-  return compile_template(find_template(family.template_file), variant_name(v), arch,
-                          compile_definitions(v));
+  return compile_template(template_of(v), variant_name(v), arch, compile_definitions(v));
 }
 
 std::uint64_t nvrtc_compile_count() { return compile_count.load(std::memory_order_relaxed); }

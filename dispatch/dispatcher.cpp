@@ -26,7 +26,7 @@ namespace {
 
 // The SHA-256 of the template `v` is compiled from: part of the key of its stored CUBIN.
 std::string template_hash_of(const Variant& v) {
-  return std::string(detail::find_template(detail::find_family(v.family).template_file).sha256);
+  return std::string(detail::template_of(v).sha256);
 }
 
 std::string unusable_cubin_warning(const Variant& v) {

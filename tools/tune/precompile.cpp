@@ -79,7 +79,7 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
     std::vector<Variant> todo;
     for (const Variant& v : variant_space()) {
       if (!detail::variant_builds_for(v, arch)) continue;
-      const std::string hash(detail::find_template(detail::find_family(v.family).template_file).sha256);
+      const std::string hash(detail::template_of(v).sha256);
       if (store.find_cubin(arch, nvrtc, hash, variant_name(v))) {
         ++stored_before;
         continue;
