@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <mutex>
 #include <ostream>
 #include <thread>
@@ -17,28 +16,14 @@
 #include "tilemm/device.hpp"
 #include "tilemm/error.hpp"
 #include "tool_conventions.hpp"
+#include "tune_cli.hpp"
 
 namespace tilemm::cli {
 namespace {
 
-int fail(std::ostream& err, const std::string& message) {
-  err << tool::error_line("tilemm-tune", message);
-  return tool::kFailure;
-}
-
-std::string fixed1(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", seconds);
-  return text;
-}
-
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string mib(std::int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
-  return text;
-}
+std::string mib(std::int64_t bytes) { return fixed(double(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
 // The architectures of the GPUs present, each once.
 std::vector<std::string> present_archs() {
@@ -58,14 +43,14 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
                        std::ostream& out, std::ostream& err, bool progress) {
   const std::vector<std::string> archs = given_archs.empty() ? present_archs() : given_archs;
   if (archs.empty())
-    return fail(err, "no CUDA device found; give --arch sm_XY to precompile for one without it");
+    return failure(err, "no CUDA device found; give --arch sm_XY to precompile for one without it");
   cache::OpenedStore opened = cache::open_store(path);
   if (!opened.warning.empty()) err << "tilemm-tune: note: " << opened.warning << "\n";
   if (!opened.code_trust.loads_stored_code)
-    return fail(err, "the cache '" + path + "' is shared (" + opened.code_trust.reason +
+    return failure(err, "the cache '" + path + "' is shared (" + opened.code_trust.reason +
                           "): its CUBINs are never loaded, so precompiling into it would be in vain");
   if (!opened.persistent)
-    return fail(err, "the cache '" + path + "' could not be opened on disk; nothing would be kept");
+    return failure(err, "the cache '" + path + "' could not be opened on disk; nothing would be kept");
   cache::TuningStore& store = *opened.store;
   const int nvrtc = nvrtc_version();
   const auto before = store.cubin_totals();
@@ -91,25 +76,25 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
     int done = 0;
     auto worker = [&] {
       for (std::size_t i = next++; i < todo.size(); i = next++) {
-        std::string failure;
+        std::string why;
         detail::CompiledVariant c;
         try {
           c = detail::compile_variant_once(todo[i], arch);
         } catch (const std::exception& e) {
-          failure = variant_name(todo[i]) + ": " + first_line(e.what());
+          why = variant_name(todo[i]) + ": " + first_line(e.what());
         }
         std::lock_guard<std::mutex> lock(mutex);
-        if (failure.empty()) {
+        if (why.empty()) {
           store.put_cubin(arch, nvrtc, c.template_hash, c.name, c.cubin);
           ++compiled;
         } else {
           ++failed;
-          if (first_failure.empty()) first_failure = failure;
+          if (first_failure.empty()) first_failure = why;
         }
         ++done;
         if (progress)
           err << "\r\033[Kprecompile " << arch << ": " << done << "/" << todo.size() << " variants, "
-              << fixed1(elapsed()) << " s" << std::flush;
+              << fixed(elapsed(), 1) << " s" << std::flush;
       }
     };
     const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
@@ -124,12 +109,12 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
   std::string arch_list;
   for (const auto& a : archs) arch_list += (arch_list.empty() ? "" : ", ") + a;
   out << "precompiled " << compiled << " variants for " << arch_list << " in "
-      << fixed1(elapsed()) << " s (" << stored_before << " were stored already";
+      << fixed(elapsed(), 1) << " s (" << stored_before << " were stored already";
   if (failed > 0) out << ", " << failed << " failed";
   out << "): +" << mib(after.bytes - before.bytes) << "; the cache holds " << after.count
       << " CUBINs, " << mib(after.bytes) << ", in " << path << "\n";
   if (failed > 0)
-    return fail(err, std::to_string(failed) + " variants failed to compile, the first: " + first_failure);
+    return failure(err, std::to_string(failed) + " variants failed to compile, the first: " + first_failure);
   return tool::kSuccess;
 }
 

@@ -62,10 +62,6 @@ constexpr const char* kName = "tilemm-tune";
 // left it in place, so the output lacks its entries.
 constexpr int kOk = tool::kSuccess, kFailure = tool::kFailure, kDamagedCache = 3;
 
-int failure(std::ostream& err, const std::string& message) {
-  err << tool::error_line(kName, message);
-  return kFailure;
-}
 
 int damaged_cache(std::ostream& err, const std::string& path, const cache::CacheCorrupt& e,
                   const char* consequence) {
@@ -81,13 +77,19 @@ std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
 }
 
+
+}  // namespace
+
+int failure(std::ostream& err, const std::string& message) {
+  err << tool::error_line(kName, message);
+  return kFailure;
+}
+
 std::string fixed(double v, int digits) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(digits) << v;
   return s.str();
 }
-
-}  // namespace
 
 std::string status_text(const CandidateResult& c) {
   switch (c.status) {

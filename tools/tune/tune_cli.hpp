@@ -23,6 +23,11 @@ std::vector<Shape> parse_shapes(const std::string& text);
 // ("pruned: ..."); a row-split plan's "ok: " names its parts' winners.
 std::string status_text(const CandidateResult& c);
 
+// "tilemm-tune: error: <message>" as one line on `err`; returns the failure exit code (1).
+int failure(std::ostream& err, const std::string& message);
+// `v` with `digits` decimals: "30.2".
+std::string fixed(double v, int digits);
+
 // Runs the CLI. Returns the exit code: 0 success, 2 usage error, 1 anything else. Human output
 // and --json go to `out`; errors (one line each) and the progress display go to `err`; the
 // progress display is drawn only when `err_is_terminal`.
