@@ -34,10 +34,10 @@ Problem shape_of(const MeasuredShape& e, const Problem& like) {
   return p;
 }
 
-// How far a variant's block count is from two waves over the SMs, in log terms: the prior order of
-// the variants nothing measured.
-double wave_prior(const Variant& v, const Problem& p, int sm_count) {
-  return std::fabs(std::log(std::max(blocks_of(v, p), 1.0) / (2.0 * std::max(1, sm_count))));
+// How far a grid of `blocks` is from two waves over the SMs, in log terms: the prior order of the
+// variants nothing measured.
+double wave_prior(std::uint64_t blocks, int sm_count) {
+  return std::fabs(std::log(std::max(double(blocks), 1.0) / (2.0 * std::max(1, sm_count))));
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ std::vector<RankedCandidate> rank_candidates_by_history(const std::vector<Varian
     ranked.push_back(std::move(r));
   }
   std::vector<double> prior(ranked.size());
-  for (std::size_t i = 0; i < ranked.size(); ++i) prior[i] = wave_prior(ranked[i].variant, problem, sm_count);
+  for (std::size_t i = 0; i < ranked.size(); ++i) prior[i] = wave_prior(ranked[i].grid_blocks, sm_count);
   std::vector<std::size_t> order(ranked.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
