@@ -1,10 +1,12 @@
 // gemm() and autotune(), and the public helpers of tilemm/autotune.hpp: checks, then the
 // process's dispatcher (dispatch/dispatcher.hpp) decides what runs.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "launch.hpp"
+#include "log.hpp"
 #include "nvrtc_compiler.hpp"
 #include "process_dispatcher.hpp"
 #include "real_collaborators.hpp"
@@ -23,6 +25,13 @@ dispatch::Dispatcher& process_dispatcher() {
 }  // namespace api
 
 namespace {
+
+void check_options(const Options& options) {
+  if (!(options.tune_budget_ms >= 0) || !std::isfinite(options.tune_budget_ms))
+    throw InvalidArgument("tune_budget_ms", "must be a number of milliseconds >= 0 (0: the "
+                                            "exhaustive search), got " +
+                                                std::to_string(options.tune_budget_ms));
+}
 
 void check_tunable(const Problem& p) {
   if (p.M < 1 || p.N < 1 || p.K < 1)
@@ -56,6 +65,23 @@ TunePolicy Options::policy_from_environment() {
   return policy;
 }
 
+double Options::budget_from_environment() {
+  static const double budget = [] {
+    const char* value = std::getenv("TILEMM_TUNE_BUDGET_MS");
+    if (value == nullptr) return kDefaultTuneBudgetMs;
+    char* end = nullptr;
+    const double ms = std::strtod(value, &end);
+    if (end == value || *end != '\0' || !(ms >= 0) || !std::isfinite(ms)) {
+      detail::log(detail::LogLevel::warn, std::string("TILEMM_TUNE_BUDGET_MS='") + value +
+                                              "' is not a number of milliseconds >= 0; using " +
+                                              std::to_string(static_cast<int>(kDefaultTuneBudgetMs)));
+      return kDefaultTuneBudgetMs;
+    }
+    return ms;
+  }();
+  return budget;
+}
+
 std::string problem_class(const Problem& p) { return dispatch::class_of(p); }
 
 std::string cache_path() {
@@ -76,6 +102,7 @@ std::uint64_t tunings_run() { return dispatch::Dispatcher::tunings_counted(); }
 
 AutotuneResult autotune(const Problem& problem, const Options& options) {
   check_tunable(problem);
+  check_options(options);
   return api::process_dispatcher().autotune(current_device(), problem, options);
 }
 
@@ -85,6 +112,7 @@ AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Op
 
 void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   validate(args);
+  check_options(options);
   if (args.M == 0 || args.N == 0) return;
   // Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
   // rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows

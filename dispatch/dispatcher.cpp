@@ -14,6 +14,7 @@
 #include "tflops.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
+#include "tuning_history.hpp"
 #include "utc_time.hpp"
 
 namespace tilemm::dispatch {
@@ -396,6 +397,8 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
     return candidate_binary(device, v);
   };
   request.hooks = detail::current_tune_hooks();
+  request.budget_ms = options.tune_budget_ms;
+  if (request.budget_ms > 0) request.history = history_for(device, problem);
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
   if (!options.force)
     for (const std::int64_t rows : detail::row_split_heights(problem))
@@ -426,6 +429,14 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
   AutotuneResult r = to_result(entries.back(), problem, ResultSource::tuned);
   r.tuning_seconds = tuning.outcome.seconds;
   return r;
+}
+
+std::vector<tuner::MeasuredShape> Dispatcher::history_for(const DeviceInfo& device,
+                                                         const Problem& problem) {
+  const auto listed = with_store("cache listing failed", std::vector<cache::StoredEntry>{},
+                                 [&](ResultStore& store) { return store.list(device.model_key()); });
+  return measured_shapes(listed, parts_.preloaded(), device, class_of(problem),
+                         running_versions(device));
 }
 
 // Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device

@@ -79,6 +79,10 @@ struct TuneRequest {
   tuner::Compiler compile;
   const detail::TuneHooks* hooks = nullptr;  // may be null
   std::map<std::int64_t, std::string> known_part_winners;  // PlanSettings::known_winners
+  // Options::tune_budget_ms (0: the exhaustive search) and, under a budget, what the candidates
+  // are ranked by (tuning_history.hpp).
+  double budget_ms = 0.0;
+  std::vector<tuner::MeasuredShape> history;
 };
 class ShapeTuner {
  public:
@@ -165,6 +169,8 @@ class Dispatcher {
   AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem,
                                 const Options& options);
   Variant fallback_variant(const DeviceInfo& device, const Problem& problem);
+  // The measured shapes a budgeted tuning of `problem` ranks its candidates by.
+  std::vector<tuner::MeasuredShape> history_for(const DeviceInfo& device, const Problem& problem);
 
   // Runs `f` on the store under its lock; a tilemm::Error becomes the warning "<failure>: <what>"
   // (none when `failure` is empty) and the answer `otherwise`.

@@ -1,5 +1,7 @@
 #include "real_collaborators.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <utility>
 
@@ -93,8 +95,17 @@ class GpuShapeTuner : public ShapeTuner {
  public:
   tuner::ShapeTuning tune(const DeviceInfo& device, const Problem& problem,
                           const TuneRequest& request) override {
+    const auto setup_start = std::chrono::steady_clock::now();
     tuner::GpuBench bench(device, problem);
     tuner::TuneSettings settings;
+    // The bench's setup (inputs, reference) is part of the tuning the budget bounds.
+    if (request.budget_ms > 0) {
+      const double setup_ms = std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - setup_start)
+                                  .count();
+      settings.budget_ms = std::max(request.budget_ms - setup_ms, 1.0);
+      settings.history = request.history;
+    }
     settings.progress = request.progress;
     if (request.compile) settings.compile = request.compile;
     if (const detail::TuneHooks* hooks = request.hooks) {

@@ -2,8 +2,10 @@
 // compiles nothing, so that the search and selection run without a GPU.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "candidate_bench.hpp"
@@ -25,6 +27,22 @@ class FakeBench : public tuner::CandidateBench {
   }
   tuner::TimingResult time(const Variant& v, double give_up_ms) override {
     return timing_of(variant_name(v), give_up_ms);
+  }
+  tuner::TimingPlan timing;  // what timing_plan() answers
+  tuner::TimingPlan timing_plan() const override { return timing; }
+  // Each time_with() is recorded with its plan, and advances `clock_ms` by the launches it ran
+  // (the scripted median each): a budgeted search's clock (TuneSettings::now_ms) can read it.
+  std::vector<std::pair<std::string, tuner::TimingPlan>> timed_with;
+  double clock_ms = 0.0;
+  tuner::TimingResult time_with(const Variant& v, const tuner::TimingPlan& p,
+                                double give_up_ms) override {
+    const std::string name = variant_name(v);
+    timed_with.emplace_back(name, p);
+    tuner::TimingResult r = timing_of(name, give_up_ms);
+    const int samples = p.max_samples == 0 ? p.probe : std::max(p.min_samples, 1);
+    r.stats.samples = samples;
+    clock_ms += r.stats.median_ms * (p.warmup + p.probe + (p.max_samples == 0 ? 0 : samples));
+    return r;
   }
   // A plan is scripted under its name (rowsplit_h<h>); what it was asked to run is recorded.
   std::vector<std::string> plans;  // "rowsplit_h<h>: <core> + <rest>"

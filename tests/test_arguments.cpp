@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "gpu_test_support.hpp"
 #include "tilemm/error.hpp"
+#include "tilemm/autotune.hpp"
 #include "tilemm/gemm.hpp"
 
 namespace tilemm {
@@ -107,6 +109,29 @@ TEST(Arguments, KZeroNeedsNoAOrB) {
   a.A = nullptr;
   a.B = nullptr;
   EXPECT_NO_THROW(validate(a));
+}
+
+// Checked before any device is needed, so on every machine.
+TEST(Arguments, ATuningBudgetBelowZeroOrNotANumberIsNamed) {
+  for (const double budget : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    Options options;
+    options.tune_budget_ms = budget;
+    try {
+      autotune(64, 64, 64, options);
+      ADD_FAILURE() << budget << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "tune_budget_ms") << e.what();
+    }
+    EXPECT_THROW(gemm(valid_args(), nullptr, options), InvalidArgument) << budget;
+  }
+}
+
+TEST(Arguments, TheDefaultTuningBudgetIsTwoSecondsUnlessTheEnvironmentSaysOtherwise) {
+  const char* set = std::getenv("TILEMM_TUNE_BUDGET_MS");
+  if (set == nullptr) {
+    EXPECT_EQ(Options().tune_budget_ms, Options::kDefaultTuneBudgetMs);
+  }
+  EXPECT_GE(Options::budget_from_environment(), 0.0);
 }
 
 TEST(ArgumentsOnDevice, RejectedCallLeavesCUntouched) {

@@ -365,7 +365,11 @@ TEST(Dispatch, ARowSplitPlanRunsEachPartWithItsOwnCachedWinner) {
 TEST(Autotune, APartialRowOfTilesAddsARowSplitCandidate) {
   TILEMM_REQUIRE_DEVICE();
   const auto before = tunings_run();
-  const AutotuneResult r = autotune(1030, 36, 20);
+  // The exhaustive search: a budgeted one tries plans only where the winner's last wave leaves
+  // SMs idle (test_budgeted_search covers that rule).
+  Options exhaustive;
+  exhaustive.tune_budget_ms = 0;
+  const AutotuneResult r = autotune(1030, 36, 20, exhaustive);
   EXPECT_EQ(tunings_run(), before + 3);  // 1030 rows, then 1024 and 6
   EXPECT_EQ(r.candidates.size(), variant_space().size() + 1);
   const CandidateResult* plan = nullptr;

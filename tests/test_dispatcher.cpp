@@ -179,6 +179,8 @@ class FakeTuner : public ShapeTuner {
   // "<variant> <first byte of the image>".
   std::vector<std::string> candidates;
   std::vector<std::string> binaries;
+  // The budget and the measured shapes each tuning was given.
+  std::vector<std::pair<double, std::vector<tuner::MeasuredShape>>> searches;
 
   tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
                           const TuneRequest& request) override {
@@ -188,6 +190,7 @@ class FakeTuner : public ShapeTuner {
       binaries.push_back(name + " " + std::string(1, binary.cubin.empty() ? '?' : binary.cubin[0]));
     }
     known.push_back(request.known_part_winners);
+    searches.push_back({request.budget_ms, request.history});
     tuner::ShapeTuning t;
     t.outcome = outcome(winners.count(problem.M) ? winners.at(problem.M) : "tiled_t16_p0");
     if (const auto rows = detail::parse_row_split(t.outcome.winner))
@@ -586,6 +589,27 @@ TEST(OptionsPolicy, TheEnvironmentIsReadOnce) {
   setenv("TILEMM_TUNE", first == TunePolicy::off ? "on" : "off", 1);
   EXPECT_EQ(Options{}.policy, first);
   EXPECT_EQ(Options::policy_from_environment(), first);
+}
+
+TEST(Dispatcher, ABudgetedTuningRanksByTheShapesMeasuredBeforeOfItsClass) {
+  const Problem shipped = Problem::square(512);
+  const Problem cached = Problem::square(1024);
+  const Problem other_class = Problem::dense(1000, 1001, 1000, 1);  // class a1
+  Rig rig({stored(shipped, "tiled_t16_p0", "preloaded")});
+  rig.store->put_all({stored(cached, "tiled_t32_p0"), stored(other_class, "tiled_t8_p0")});
+  Options budgeted;
+  budgeted.tune_budget_ms = 1500;
+  rig.dispatcher->autotune(device(), Problem::square(800), budgeted);
+  Options exhaustive;
+  exhaustive.tune_budget_ms = 0;
+  rig.dispatcher->autotune(device(), Problem::square(900), exhaustive);
+  ASSERT_EQ(rig.tuner->searches.size(), 2u);
+  EXPECT_EQ(rig.tuner->searches[0].first, 1500);
+  std::set<std::int64_t> history;
+  for (const auto& shape : rig.tuner->searches[0].second) history.insert(shape.M);
+  EXPECT_EQ(history, (std::set<std::int64_t>{512, 1024}));  // not the a1 shape
+  EXPECT_EQ(rig.tuner->searches[1].first, 0);
+  EXPECT_TRUE(rig.tuner->searches[1].second.empty());  // the exhaustive search ranks nothing
 }
 
 }  // namespace

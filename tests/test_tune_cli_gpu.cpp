@@ -67,7 +67,7 @@ TEST(TuneCliGpu, SurvivesACandidateThatCrashesTheContextAndOneThatHangs) {
   tilemm::testing::TempDir dir;
   const auto start = std::chrono::steady_clock::now();
   const Output out = run("--cache " + dir.file("faulty.db") +
-                             " --shapes 512x512x64 --json --watchdog-seconds 8",
+                             " --shapes 512x512x64 --json --watchdog-seconds 8 --exhaustive",
                          TILEMM_TUNE_FAULTY_BINARY);
   ASSERT_EQ(out.code, 0) << out.text;
   const auto doc = nlohmann::json::parse(out.text);

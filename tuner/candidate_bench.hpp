@@ -15,6 +15,17 @@ struct CheckResult {
   std::string reason;
 };
 
+// How many launches time one candidate: `warmup` discarded, `probe` to estimate its time, then
+// enough for `target_ms` of timing, clamped to [min_samples, max_samples]. With max_samples 0 the
+// probe's launches are the whole measurement (a budgeted search's first, screening round).
+struct TimingPlan {
+  int warmup = 3;
+  int probe = 5;
+  int min_samples = 15;
+  int max_samples = 400;
+  double target_ms = 30.0;
+};
+
 struct TimingResult {
   TimingStats stats;
   bool pruned = false;  // the warm-up alone was slower than the give-up time
@@ -37,6 +48,10 @@ class CandidateBench {
   // Times a verified candidate: warm-up, then repetitions until the median is stable. Gives up
   // early (pruned) when the warm-up median exceeds `give_up_ms`.
   virtual TimingResult time(const Variant& v, double give_up_ms) = 0;
+  // The plan time() follows (the standard one, or the quick one under TILEMM_TUNE_EFFORT=quick).
+  virtual TimingPlan timing_plan() const = 0;
+  // time() with another plan: the budgeted search's shorter rounds (tuner/budgeted_search.hpp).
+  virtual TimingResult time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) = 0;
   // The same for a row-split plan whose parts' variants were tuned (or are known) already:
   // verify_plan checks its whole result, time_plan times both launches together.
   virtual CheckResult verify_plan(const RowSplitPlan& plan) = 0;

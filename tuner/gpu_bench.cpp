@@ -172,11 +172,15 @@ CheckResult GpuBench::verify(const Variant& v, const detail::CompiledVariant& co
 }
 
 TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
+  return time_with(v, plan_, give_up_ms);
+}
+
+TimingResult GpuBench::time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) {
   const auto* kernel = detail::find_loaded(device_, v);
   if (kernel == nullptr) throw Error(ErrorKind::internal, "tilemm: timing an unverified variant");
   return time_launch(
       [kernel](const GemmArgs& args, cudaStream_t stream) { detail::launch(*kernel, args, stream); },
-      give_up_ms);
+      plan, give_up_ms);
 }
 
 GpuBench::Launcher GpuBench::plan_launcher(const RowSplitPlan& plan) {
@@ -246,17 +250,26 @@ std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int fi
 }
 
 TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
+  return time_launch(launch, plan_, give_up_ms);
+}
+
+TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& plan,
+                                   double give_up_ms) {
+  const int most = std::max({plan.warmup, plan.probe, plan.max_samples});
+  if (plan.probe < 1 || 2 * static_cast<std::size_t>(most) > events_.size())
+    throw Error(ErrorKind::internal, "tilemm: a timing plan needs 1 to " +
+                                         std::to_string(events_.size() / 2) + " launches per step");
   TimingResult r;
-  sample(launch, plan_.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
-  const auto probe = summarize(sample(launch, plan_.probe, plan_.warmup));
-  if (probe.median_ms > give_up_ms) {
+  sample(launch, plan.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
+  const auto probe = summarize(sample(launch, plan.probe, plan.warmup));
+  if (probe.median_ms > give_up_ms || plan.max_samples == 0) {
     r.stats = probe;
-    r.pruned = true;
+    r.pruned = probe.median_ms > give_up_ms;
     return r;
   }
-  const int n = std::clamp(static_cast<int>(plan_.target_ms / std::max(probe.median_ms, 1e-3)),
-                           plan_.min_samples, plan_.max_samples);
-  r.stats = summarize(sample(launch, n, plan_.warmup + plan_.probe));
+  const int n = std::clamp(static_cast<int>(plan.target_ms / std::max(probe.median_ms, 1e-3)),
+                           plan.min_samples, plan.max_samples);
+  r.stats = summarize(sample(launch, n, plan.warmup + plan.probe));
   return r;
 }
 

@@ -13,16 +13,6 @@
 
 namespace tilemm::tuner {
 
-// How many launches time one candidate: `warmup` discarded, `probe` to estimate its time, then
-// enough for `target_ms` of timing, clamped to [min_samples, max_samples].
-struct TimingPlan {
-  int warmup = 3;
-  int probe = 5;
-  int min_samples = 15;
-  int max_samples = 400;
-  double target_ms = 30.0;
-};
-
 // The default plan, or with TILEMM_TUNE_EFFORT=quick (exactly; read once per process) the quick
 // one: 1 warm-up, 2 probes, 3 samples. For CI and compute-sanitizer runs, where every launch is
 // slow and which candidate wins does not matter: every candidate is still verified, only its
@@ -44,6 +34,8 @@ class GpuBench : public CandidateBench {
 
   CheckResult verify(const Variant& v, const detail::CompiledVariant& compiled) override;
   TimingResult time(const Variant& v, double give_up_ms) override;
+  TimingPlan timing_plan() const override { return plan_; }
+  TimingResult time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) override;
   // A part's kernel is the one loaded in this process (tuning the part loaded it), else it is
   // compiled with NVRTC (once per process).
   CheckResult verify_plan(const RowSplitPlan& plan) override;
@@ -54,6 +46,7 @@ class GpuBench : public CandidateBench {
   using Launcher = std::function<void(const GemmArgs& args, cudaStream_t stream)>;
   CheckResult verify_launch(const Launcher& launch);
   TimingResult time_launch(const Launcher& launch, double give_up_ms);
+  TimingResult time_launch(const Launcher& launch, const TimingPlan& plan, double give_up_ms);
 
  private:
   struct Set {

@@ -1,12 +1,22 @@
 #include "row_split_candidates.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 
+#include "family_registry.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::tuner {
 namespace {
+
+// The measured plans (docs/tuning.md) won 8-9% where the single kernel's last wave left 15-27% of
+// the SM time idle; under a tenth idle, tuning two more shapes cannot pay within a budget.
+constexpr double kPlanWorthIdleShare = 0.10;
+// Plans are tried only with at least this share of the budget left for the parts' tunings.
+constexpr double kPlanBudgetShare = 0.25;
 
 // The winner of the part of `problem` that has `rows` rows: known, tuned earlier in this call,
 // or tuned now (and kept in `tuned`).
@@ -24,6 +34,44 @@ std::string part_winner(const DeviceInfo& device, const Problem& problem, std::i
   return tuned.back().outcome.winner;
 }
 
+// The share of the SM time that the variant's last wave leaves idle on the problem: (waves x SMs
+// - blocks) / (waves x SMs). What a row-split plan can win back at most.
+double idle_in_last_wave(const Variant& v, const Problem& problem, int sm_count) {
+  const auto g = detail::find_family(v.family).geometry(v, problem);
+  const double blocks = double(g.grid_x64) * double(g.grid_y64) * double(g.grid_z64);
+  const double sms = std::max(1, sm_count);
+  const double slots = std::ceil(blocks / sms) * sms;
+  return slots > 0 ? (slots - blocks) / slots : 0.0;
+}
+
+// Under a budget, plans are tried only where the winner's last wave leaves enough of the SMs idle
+// to pay for tuning the parts, and only with enough of the budget left to tune them. Returns why
+// not, or "" to try them; `part_budget_ms` is what each part's tuning may spend.
+std::string why_no_plans_within_budget(const DeviceInfo& device, const Problem& problem,
+                                       const TuneOutcome& outcome, const TuneSettings& settings,
+                                       const PlanSettings& plans,
+                                       const std::vector<std::int64_t>& heights,
+                                       double& part_budget_ms) {
+  const double idle = idle_in_last_wave(parse_variant(outcome.winner), problem, device.sm_count);
+  if (idle < kPlanWorthIdleShare) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "not tried within the tuning budget: the winner's last wave leaves %.0f%% of the "
+                  "SM time idle, under the %.0f%% a plan needs to pay for its parts' tunings",
+                  100 * idle, 100 * kPlanWorthIdleShare);
+    return text;
+  }
+  const double left_ms = settings.budget_ms - 1000.0 * outcome.seconds;
+  if (left_ms < kPlanBudgetShare * settings.budget_ms)
+    return "not tried: the tuning budget was spent on the shape's own candidates";
+  int parts = 0;
+  for (const std::int64_t rows : heights)
+    for (const std::int64_t part : {rows, problem.M - rows})
+      if (!plans.known_winners.count(part)) ++parts;
+  part_budget_ms = left_ms / std::max(parts + 1, 1);  // + 1: the plans' own timings
+  return "";
+}
+
 }  // namespace
 
 ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
@@ -33,17 +81,29 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
   const std::vector<std::int64_t> heights = detail::row_split_heights(problem);
   if (heights.empty()) return out;
   const auto start = std::chrono::steady_clock::now();
+  TuneSettings part_settings = settings;
+  std::string why_not;
+  if (settings.budget_ms > 0 && !detail::parse_row_split(out.outcome.winner))
+    why_not = why_no_plans_within_budget(device, problem, out.outcome, settings, plans, heights,
+                                         part_settings.budget_ms);
   double best = out.outcome.median_ms;
   for (const std::int64_t rows : heights) {
     CandidateResult c;
     c.variant = detail::row_split_name(rows);
+    if (!why_not.empty()) {
+      c.status = CandidateStatus::pruned;
+      c.reason = why_not;
+      out.outcome.candidates.push_back(std::move(c));
+      continue;
+    }
     if (record_skip(c, settings)) {
       out.outcome.candidates.push_back(std::move(c));
       continue;
     }
     try {
-      const std::string core = part_winner(device, problem, rows, settings, plans, out.parts);
-      const std::string rest = part_winner(device, problem, problem.M - rows, settings, plans, out.parts);
+      const std::string core = part_winner(device, problem, rows, part_settings, plans, out.parts);
+      const std::string rest =
+          part_winner(device, problem, problem.M - rows, part_settings, plans, out.parts);
       const std::string parts = "rows 0-" + std::to_string(rows - 1) + ": " + core + "; rows " +
                                 std::to_string(rows) + "-" + std::to_string(problem.M - 1) + ": " +
                                 rest;

@@ -9,7 +9,9 @@
 #include <thread>
 #include <utility>
 
+#include "budgeted_search.hpp"
 #include "family_registry.hpp"
+#include "search_candidate.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::tuner {
@@ -20,11 +22,13 @@ std::string first_line(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
-struct Pending {
-  Variant variant;
-  CandidateResult result;
-  std::optional<detail::CompiledVariant> binary;
-};
+using Pending = SearchCandidate;
+
+double steady_now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Compiles every pending candidate on `threads` host threads. NVRTC is thread-safe; each
 // failure is recorded on its own candidate.
@@ -101,6 +105,30 @@ std::string factor_text(double factor) {
   return text;
 }
 
+// The exhaustive search's timing: every compiled candidate verified and timed with the bench's
+// plan, in space order.
+void time_every_candidate(std::vector<Pending>& pending, CandidateBench& bench,
+                          const TuneSettings& settings) {
+  double best = std::numeric_limits<double>::infinity();
+  int done = 0;
+  const int total = static_cast<int>(pending.size());
+  if (settings.progress) settings.progress(0, total);
+  for (auto& p : pending) {
+    struct Report {  // reports this candidate as done however the body below leaves
+      const TuneSettings& s;
+      int& done;
+      int total;
+      ~Report() {
+        if (s.progress) s.progress(++done, total);
+      }
+    } report{settings, done, total};
+    if (p.result.status != CandidateStatus::ok) continue;
+    measure_candidate(
+        p.result, settings, best, [&] { return bench.verify(p.variant, *p.binary); },
+        [&](double give_up_ms) { return bench.time(p.variant, give_up_ms); });
+  }
+}
+
 }  // namespace
 
 void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
@@ -168,8 +196,12 @@ double rank_candidates(std::vector<CandidateResult>& candidates) {
 }
 
 TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
-                 const TuneSettings& settings) {
+                 const TuneSettings& given) {
   const auto start = std::chrono::steady_clock::now();
+  TuneSettings settings = given;
+  if (!settings.now_ms) settings.now_ms = steady_now_ms;
+  const bool budgeted = settings.budget_ms > 0;
+  const double deadline_ms = settings.now_ms() + settings.budget_ms;
   const std::vector<Variant> space = settings.space.empty() ? variant_space() : settings.space;
 
   std::vector<Pending> pending;
@@ -193,25 +225,12 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   prune_by_family_hints(pending, device, problem);
   prune_underfilled(pending, device, problem);
+  if (budgeted) select_within_budget(pending, device, problem, settings);
   compile_all(pending, device.arch(), settings.compile, threads);
-
-  double best = std::numeric_limits<double>::infinity();
-  int done = 0;
-  const int total = static_cast<int>(pending.size());
-  if (settings.progress) settings.progress(0, total);
-  for (auto& p : pending) {
-    struct Report {  // reports this candidate as done however the body below leaves
-      const TuneSettings& s;
-      int& done;
-      int total;
-      ~Report() {
-        if (s.progress) s.progress(++done, total);
-      }
-    } report{settings, done, total};
-    if (p.result.status != CandidateStatus::ok) continue;
-    measure_candidate(
-        p.result, settings, best, [&] { return bench.verify(p.variant, *p.binary); },
-        [&](double give_up_ms) { return bench.time(p.variant, give_up_ms); });
+  if (budgeted) {
+    time_by_successive_halving(pending, bench, settings, deadline_ms);
+  } else {
+    time_every_candidate(pending, bench, settings);
   }
 
   TuneOutcome out;

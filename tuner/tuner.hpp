@@ -1,5 +1,6 @@
-// The search: enumerate the space, reject what cannot run, compile the rest in parallel,
-// verify each once, time the correct ones, pick the lowest median.
+// The search: enumerate the space, reject what cannot run, (under a budget: keep the best-ranked
+// few), compile the rest in parallel, verify each once, time the correct ones, pick the lowest
+// median.
 #pragma once
 
 #include <functional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "candidate_ranking.hpp"
 #include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/autotune.hpp"
@@ -36,6 +38,14 @@ struct TuneSettings {
   // Before a candidate touches the GPU, and after its launch or kernel failed.
   std::function<void(const std::string& variant)> on_candidate;
   std::function<void(const std::string& variant, const std::string& reason)> on_launch_failure;
+  // The budgeted search (budgeted_search.hpp, docs/tuning.md): above 0, the candidates are ranked
+  // by `history` (this device's measured shapes of the problem's class) and only as many as this
+  // many milliseconds can pay for are timed, by successive halving, compilation included. 0 (the
+  // default here; Options::tune_budget_ms is the library's): every candidate the rules leave is
+  // timed in full, the exhaustive search.
+  double budget_ms = 0.0;
+  std::vector<MeasuredShape> history;
+  std::function<double()> now_ms;  // the budget's clock in milliseconds; empty: steady_clock
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and

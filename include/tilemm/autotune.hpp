@@ -33,12 +33,24 @@ struct Options {
   bool force = false;  // autotune(): re-tune even when a fresh result is cached
   // Called while tuning, from the tuning thread, after each candidate: (done, total).
   std::function<void(int done, int total)> progress;
+  // How long a tuning of one shape may take, in milliseconds, compiling the CUBINs the cache does
+  // not hold yet included: the budgeted search (docs/tuning.md) ranks the candidates by what this
+  // device measured before and times only as many as fit, by successive halving. 0: the
+  // exhaustive search, every candidate timed in full (tens of seconds per shape). Must be >= 0
+  // (autotune() and gemm() throw InvalidArgument otherwise). Unset: budget_from_environment().
+  double tune_budget_ms = budget_from_environment();
 
   // TunePolicy::off if TILEMM_TUNE is exactly "off", else tune_on_miss. The variable is read on
   // the first call in the process and that answer kept: later changes to the environment are not
   // seen. Cost after the first call: returns a stored value (no getenv), so default-constructing
   // Options on every gemm() call stays cheap.
   static TunePolicy policy_from_environment();
+
+  static constexpr double kDefaultTuneBudgetMs = 2000.0;
+  // TILEMM_TUNE_BUDGET_MS when it is a number >= 0 (0: exhaustive), else kDefaultTuneBudgetMs (a
+  // value that is not such a number is reported once as a warning). Read once per process, like
+  // policy_from_environment().
+  static double budget_from_environment();
 };
 
 enum class CandidateStatus {

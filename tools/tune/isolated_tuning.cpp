@@ -98,9 +98,17 @@ class Worker {
   std::string buffer_;
 };
 
+// The budget as the worker's --budget-ms reads it back: exact, not rounded.
+std::string budget_text(double ms) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", ms);
+  return text;
+}
+
 }  // namespace
 
-IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape, bool force,
+IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape,
+                               const SearchChoice& search,
                                double watchdog_seconds,
                                const std::function<void(int started)>& on_candidate) {
   IsolatedOutcome outcome;
@@ -112,7 +120,9 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
   for (std::size_t attempt = 0; attempt < max_workers; ++attempt) {
     std::vector<std::string> argv = {self, "--worker", "--device", std::to_string(device), "--shapes", shape_text,
                                      "--lease-owner", lease_owner};
-    if (force) argv.push_back("--force");
+    if (search.force) argv.push_back("--force");
+    argv.push_back("--budget-ms");
+    argv.push_back(budget_text(search.budget_ms));
     for (const auto& [variant, reason] : outcome.failed) {
       argv.push_back("--skip");
       argv.push_back(variant + "=" + reason);
@@ -163,7 +173,7 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
   return outcome;
 }
 
-int run_worker(int device, const Shape& shape, bool force,
+int run_worker(int device, const Shape& shape, const SearchChoice& search,
                const std::map<std::string, std::string>& skip, const std::string& lease_owner) {
   if (cudaSetDevice(device) != cudaSuccess) {
     std::fprintf(stderr, "tilemm-tune worker: cannot select CUDA device %d\n", device);
@@ -188,7 +198,8 @@ int run_worker(int device, const Shape& shape, bool force,
   detail::ScopedTuneHooks installed(hooks);
   try {
     Options options;
-    options.force = force;
+    options.force = search.force;
+    options.tune_budget_ms = search.budget_ms;
     autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);

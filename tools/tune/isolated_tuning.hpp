@@ -15,9 +15,18 @@
 #include <map>
 #include <string>
 
+#include "tilemm/autotune.hpp"
+
 #include "tune_cli.hpp"
 
 namespace tilemm::cli {
+
+// What a tuning run asks for each shape: re-tune a fresh result, and the search's budget
+// (Options::tune_budget_ms; 0: the exhaustive search).
+struct SearchChoice {
+  bool force = false;
+  double budget_ms = Options::kDefaultTuneBudgetMs;
+};
 
 struct IsolatedOutcome {
   bool ok = false;
@@ -27,13 +36,14 @@ struct IsolatedOutcome {
 
 // Parent side. `self` is this program's path; the cache is the one TILEMM_CACHE names.
 // `on_candidate(count)` reports how many candidates the current worker has started.
-IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape, bool force,
+IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape,
+                               const SearchChoice& search,
                                double watchdog_seconds,
                                const std::function<void(int started)>& on_candidate);
 
 // Worker side: tunes `shape` on `device`, skipping `skip` (recorded with their reasons), and
 // speaks the protocol above on stdout. Returns the process exit code.
-int run_worker(int device, const Shape& shape, bool force,
+int run_worker(int device, const Shape& shape, const SearchChoice& search,
                const std::map<std::string, std::string>& skip, const std::string& lease_owner);
 
 }  // namespace tilemm::cli

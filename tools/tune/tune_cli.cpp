@@ -212,7 +212,7 @@ std::string self_path() {
   return std::string(path, static_cast<std::size_t>(n));
 }
 
-DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool force,
+DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const SearchChoice& search,
                          Progress& progress, const Isolation& isolation) {
   DeviceRun run;
   if (cudaSetDevice(ordinal) != cudaSuccess) {
@@ -225,7 +225,8 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
     const std::string text = shape_text(m, n, k);
     const auto start = std::chrono::steady_clock::now();
     Options options;
-    options.force = force;
+    options.force = search.force;
+    options.tune_budget_ms = search.budget_ms;
     options.progress = [&](int done, int total) {
       progress.show(ordinal, text, done, total,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -239,7 +240,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
       const int total = static_cast<int>(variant_space().size());
       bool tuned_now = false;  // a worker ran candidates, rather than finding a cached result
       const IsolatedOutcome outcome = tune_in_worker(
-          self_path(), ordinal, {m, n, k}, force, isolation.watchdog_seconds, [&](int started) {
+          self_path(), ordinal, {m, n, k}, search, isolation.watchdog_seconds, [&](int started) {
             tuned_now = true;
             options.progress(started, total);
           });
@@ -264,7 +265,8 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, bool for
   return run;
 }
 
-int tune_command(const std::vector<Shape>& shapes, const std::string& device_option, bool force,
+int tune_command(const std::vector<Shape>& shapes, const std::string& device_option,
+                 const SearchChoice& search,
                  bool as_json, const Isolation& isolation, std::ostream& out, std::ostream& err,
                  bool tty) {
   const int count = device_count();
@@ -287,7 +289,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
   // One tuning thread per GPU, all writing into the one cache.
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < ordinals.size(); ++i)
-    threads.emplace_back([&, i] { runs[i] = tune_on_device(ordinals[i], shapes, force, progress, isolation); });
+    threads.emplace_back([&, i] { runs[i] = tune_on_device(ordinals[i], shapes, search, progress, isolation); });
   for (auto& t : threads) t.join();
 
   bool failed = false;
@@ -528,6 +530,15 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--device", device, "Tuning: GPU ordinal, or 'all' (one thread per GPU); default: the current one")
       ->option_text("N|all");
   app.add_flag("--force", force, "Tuning: re-tune shapes that have a fresh result (cached or preloaded)");
+  SearchChoice search;
+  search.budget_ms = Options::budget_from_environment();
+  bool exhaustive = false;
+  app.add_option("--budget-ms", search.budget_ms,
+                 "Tuning: milliseconds each shape's search may take; 0 is --exhaustive (default: $TILEMM_TUNE_BUDGET_MS, else 2000)")
+      ->option_text("MS")
+      ->check(tool::number_between(0, 86400000));
+  app.add_flag("--exhaustive", exhaustive,
+               "Tuning: time every candidate in full instead of a budgeted search (tens of seconds per shape)");
   app.add_flag("--json", as_json, "Tuning: print the results as JSON on stdout");
   app.add_flag("--list", list, "List the cache's entries (and the preloaded ones) with source and freshness");
   app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)")
@@ -568,6 +579,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
                   detail::templates_hash() + ")");
   cli.set_usage(
       "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
+      "            [--budget-ms MS | --exhaustive]\n"
       "            [--watchdog-seconds SECONDS | --in-process] [--cache PATH]\n"
       "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
@@ -578,6 +590,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       "Examples:\n"
       "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
       "  tilemm-tune --shapes 4096x4096x64 --device all --json > result.json\n"
+      "  tilemm-tune --force --exhaustive --sizes 3000   re-measure every candidate of 3000^3\n"
       "  tilemm-tune --list                    what is cached and preloaded, fresh or stale\n"
       "\n"
       "A shape with a fresh result (in the cache, or preloaded for this GPU model) is printed, not\n"
@@ -600,8 +613,12 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear, --precompile");
   if (!archs.empty() && !precompile) return cli.usage_error("--arch only applies to --precompile");
   if (!device_key.empty() && !list && export_file.empty()) return cli.usage_error("--device-key only applies to --list and --export");
-  if ((force || as_json || !device.empty() || in_process) && !tune)
-    return cli.usage_error("--force, --json, --device and --in-process only apply to tuning (--sizes/--shapes)");
+  const bool budget_given = app.count("--budget-ms") > 0;
+  if ((force || as_json || !device.empty() || in_process || budget_given || exhaustive) && !tune)
+    return cli.usage_error("--force, --json, --device, --budget-ms, --exhaustive and --in-process only apply to tuning (--sizes/--shapes)");
+  if (budget_given && exhaustive) return cli.usage_error("give --budget-ms or --exhaustive, not both");
+  if (exhaustive) search.budget_ms = 0.0;
+  search.force = force;
 
   try {
     std::vector<Shape> todo;
@@ -620,10 +637,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
         const auto eq = s.find('=');
         skip[s.substr(0, eq)] = eq == std::string::npos ? "failed in an earlier worker" : s.substr(eq + 1);
       }
-      return run_worker(static_cast<int>(parse_ordinal(device)), todo[0], force, skip, lease_owner);
+      return run_worker(static_cast<int>(parse_ordinal(device)), todo[0], search, skip, lease_owner);
     }
     isolation.enabled = !in_process;
-    if (tune) return tune_command(todo, device, force, as_json, isolation, out, err, err_is_terminal);
+    if (tune) return tune_command(todo, device, search, as_json, isolation, out, err, err_is_terminal);
     if (list) return list_command(path, device_key, out, err);
     if (!export_file.empty()) return export_command(path, device_key, export_file, out, err);
     if (!import_file.empty()) return import_command(path, import_file, out, err);

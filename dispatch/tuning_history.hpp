@@ -1,0 +1,27 @@
+// What a budgeted tuning ranks its candidates by (tuner/candidate_ranking.hpp): the shapes this
+// device model has measured, from the SQLite cache and the preloaded results, of the problem's
+// class and fresh by the one provenance policy (provenance.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "candidate_ranking.hpp"
+#include "tilemm/device.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::dispatch {
+
+// One MeasuredShape per (M, N, K) among `cached` (entries of the device's model) and `preloaded`
+// (those that apply to the device: cache::preloaded_applies) whose class is `problem_class` and
+// that are fresh for `running`; a shape in both comes from the cache (measured on this machine).
+// A shape's medians are those of its candidates that were timed at all: ok, or pruned after
+// timing (a budgeted search's dropped candidates, a probe over the give-up time), never a
+// row-split plan. Cost: linear in the entries' candidates.
+std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::StoredEntry>& cached,
+                                                  const std::vector<cache::StoredEntry>& preloaded,
+                                                  const DeviceInfo& device,
+                                                  const std::string& problem_class,
+                                                  const cache::BuildVersions& running);
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,236 @@
+// The budgeted search (tuner/budgeted_search.hpp) with the fake bench: which candidates it times,
+// how successive halving narrows them, and how it stops at the budget. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "budgeted_search.hpp"
+#include "fake_bench.hpp"
+#include "gpu_bench.hpp"
+#include "row_split_candidates.hpp"
+#include "synthetic_device.hpp"
+#include "tuner.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+using testing::FakeBench;
+
+const Problem kSquare = Problem::square(2048);
+
+// Every warptile variant that can run kSquare, each with its own scripted median: the i-th
+// takes 1 + i / 100 ms, except `fastest`, which takes 0.5 ms.
+struct Scripted {
+  std::vector<Variant> space;
+  std::map<std::string, double> median;
+  std::string fastest;
+  explicit Scripted(std::size_t fastest_index) {
+    for (const auto& v : variant_space())
+      if (v.family == "warptile" && can_run(v, testing::synthetic_h200(), kSquare)) space.push_back(v);
+    for (std::size_t i = 0; i < space.size(); ++i)
+      median[variant_name(space[i])] = 1.0 + 0.01 * double(i);
+    fastest = variant_name(space.at(fastest_index));
+    median[fastest] = 0.5;
+  }
+  // A measured shape that knows every median exactly (the same shape, measured before).
+  MeasuredShape exact_history() const { return {kSquare.M, kSquare.N, kSquare.K, median}; }
+};
+
+TuneSettings budgeted(const Scripted& s, FakeBench& bench, double budget_ms) {
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.compile_threads = 1;
+  settings.space = s.space;
+  settings.budget_ms = budget_ms;
+  settings.now_ms = [&bench] { return bench.clock_ms; };
+  return settings;
+}
+
+std::size_t count_status(const TuneOutcome& out, CandidateStatus status, const std::string& reason_part) {
+  return static_cast<std::size_t>(std::count_if(out.candidates.begin(), out.candidates.end(), [&](const CandidateResult& c) {
+    return c.status == status && c.reason.find(reason_part) != std::string::npos;
+  }));
+}
+
+std::set<std::string> screened(const FakeBench& bench) {
+  std::set<std::string> names;
+  for (const auto& [name, plan] : bench.timed_with)
+    if (plan.max_samples == 0) names.insert(name);
+  return names;
+}
+
+TEST(BudgetedSearch, TheSelectionGrowsWithTheBudgetAndShrinksWithTheLaunchTime) {
+  EXPECT_EQ(candidates_within_budget(2000, 0.01), kMostSelected);
+  EXPECT_EQ(candidates_within_budget(2000, 1000), kFewestSelected);
+  EXPECT_EQ(candidates_within_budget(2000, 2000.0 / (kLaunchesPerCandidate * 10)), 10);
+  EXPECT_LT(candidates_within_budget(2000, 20), candidates_within_budget(2000, 5));
+}
+
+TEST(BudgetedSearch, ARankingFromMeasuredShapesFindsTheWinnerTimingOnlyTheSelection) {
+  const Scripted s(40);
+  ASSERT_GT(s.space.size(), std::size_t(kMostSelected));
+  FakeBench bench;
+  bench.median = s.median;
+  TuneSettings settings = budgeted(s, bench, 2000);
+  settings.history = {s.exact_history()};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_EQ(out.winner, s.fastest);
+  // Only the selection was verified and timed; everything else says why it was not.
+  const auto timed = screened(bench);
+  EXPECT_EQ(timed.size(), std::size_t(kMostSelected));
+  EXPECT_TRUE(timed.count(s.fastest));
+  const std::size_t not_selected =
+      count_status(out, CandidateStatus::pruned, "not selected by the budgeted search: ranked ");
+  EXPECT_GT(not_selected, 0u);
+  EXPECT_EQ(not_selected + timed.size(),
+            s.space.size() - count_status(out, CandidateStatus::pruned, "fill under a quarter"));
+  // Successive halving leaves two for the final round; the others were dropped with their times.
+  EXPECT_EQ(count_status(out, CandidateStatus::ok, ""), 2u);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "dropped after the screening of the budgeted search"), 0u);
+}
+
+TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheFullPlan) {
+  const Scripted s(3);
+  FakeBench bench;
+  bench.median = s.median;
+  TuneSettings settings = budgeted(s, bench, 2000);
+  settings.history = {s.exact_history()};
+  tune(testing::synthetic_h200(), kSquare, bench, settings);
+  // The first timings screen the selection with the probe alone.
+  ASSERT_GT(bench.timed_with.size(), std::size_t(kMostSelected));
+  for (std::size_t i = 0; i < std::size_t(kMostSelected); ++i)
+    EXPECT_EQ(bench.timed_with[i].second.max_samples, 0) << i;
+  // Each later round times at most half of the previous one's candidates (rounded up), with a
+  // longer target, until the final two.
+  std::map<std::string, int> times;
+  for (const auto& [name, plan] : bench.timed_with) ++times[name];
+  int most = 0;
+  for (const auto& [name, n] : times) most = std::max(most, n);
+  ASSERT_GE(most, 3);
+  std::size_t previous = std::size_t(kMostSelected);
+  for (int k = 2; k <= most; ++k) {
+    const auto at_least = static_cast<std::size_t>(std::count_if(
+        times.begin(), times.end(), [k](const auto& t) { return t.second >= k; }));
+    EXPECT_LE(at_least, (previous + 1) / 2) << "timed " << k << " times";
+    previous = at_least;
+  }
+  EXPECT_EQ(previous, 2u);
+  double target = 0.0;
+  for (std::size_t i = std::size_t(kMostSelected); i + 2 < bench.timed_with.size(); ++i) {
+    EXPECT_GE(bench.timed_with[i].second.target_ms, target);
+    target = bench.timed_with[i].second.target_ms;
+  }
+  for (std::size_t i = bench.timed_with.size() - 2; i < bench.timed_with.size(); ++i) {
+    EXPECT_EQ(bench.timed_with[i].second.target_ms, standard_timing_plan().target_ms);
+    EXPECT_EQ(bench.timed_with[i].second.min_samples, standard_timing_plan().min_samples);
+  }
+}
+
+TEST(BudgetedSearch, WhenTheBudgetRunsOutTheBestScreenedCandidateWins) {
+  const Scripted s(2);
+  FakeBench bench;
+  for (const auto& [name, ms] : s.median) bench.median[name] = 100 * ms;  // 50-300 ms launches
+  TuneSettings settings = budgeted(s, bench, 300);
+  settings.history = {s.exact_history()};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  // Four candidates at least, even though the first alone spends the budget; no round after.
+  EXPECT_EQ(screened(bench).size(), std::size_t(kFewestSelected));
+  EXPECT_EQ(bench.timed_with.size(), std::size_t(kFewestSelected));
+  EXPECT_EQ(out.winner, s.fastest);
+  // The screening's better half stays in the running, ranked by the screening's times.
+  EXPECT_EQ(count_status(out, CandidateStatus::ok, ""), std::size_t(kFewestSelected) / 2);
+}
+
+TEST(BudgetedSearch, ASelectionLargerThanTheTimeLeftIsCutWithAReason) {
+  const Scripted s(0);
+  FakeBench bench;
+  for (const auto& [name, ms] : s.median) bench.median[name] = 10 * ms;
+  TuneSettings settings = budgeted(s, bench, 200);
+  // No history: the launch time is guessed from the FLOPs, far below the scripted 10 ms, so more
+  // are selected than the budget can screen.
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
+  EXPECT_GE(screened(bench).size(), std::size_t(kFewestSelected));
+  EXPECT_EQ(find_if(out.candidates.begin(), out.candidates.end(), [](const CandidateResult& c) {
+              return c.status == CandidateStatus::ok;
+            })->variant,
+            out.winner);
+}
+
+TEST(BudgetedSearch, QuickEffortKeepsEveryRoundQuick) {
+  const Scripted s(5);
+  FakeBench bench;
+  bench.median = s.median;
+  bench.timing = quick_timing_plan();
+  TuneSettings settings = budgeted(s, bench, 2000);
+  settings.history = {s.exact_history()};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_EQ(out.winner, s.fastest);
+  for (const auto& [name, plan] : bench.timed_with) {
+    EXPECT_LE(plan.warmup, quick_timing_plan().warmup);
+    EXPECT_LE(plan.probe, quick_timing_plan().probe);
+    EXPECT_LE(plan.max_samples, quick_timing_plan().max_samples);
+  }
+}
+
+TEST(BudgetedSearch, AWrongFastCandidateNeverWinsUnderABudget) {
+  const Scripted s(7);
+  FakeBench bench;
+  bench.median = s.median;
+  bench.check[s.fastest] = {CandidateStatus::wrong_result, "1 of 4 elements wrong"};
+  TuneSettings settings = budgeted(s, bench, 2000);
+  settings.history = {s.exact_history()};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_NE(out.winner, s.fastest);
+  bool recorded = false;
+  for (const auto& c : out.candidates)
+    if (c.variant == s.fastest) recorded = c.status == CandidateStatus::wrong_result;
+  EXPECT_TRUE(recorded);
+}
+
+// Row-split plans under a budget: tried only where the winner's last wave leaves SMs idle.
+const Problem kPlanned = Problem::dense(1100, 260, 300, 4);
+
+struct PartBenches {
+  std::vector<double> budgets;  // of each part's tuning
+  PlanSettings settings() {
+    PlanSettings p;
+    p.bench_for = [](const Problem&) { return std::unique_ptr<CandidateBench>(new FakeBench); };
+    return p;
+  }
+};
+
+TEST(BudgetedSearch, PlansAreNotTriedWhenTheWinnersLastWaveIsNearlyFull) {
+  // tiled_t16 on 1100 x 260: 69 x 17 = 1173 blocks, 9 waves of 132 with 15 slots idle.
+  FakeBench bench;
+  bench.median = {{"tiled_t16_p0", 1.0}};
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.space = {parse_variant("tiled_t16_p0")};
+  settings.budget_ms = 2000;
+  PartBenches parts;
+  const auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings, parts.settings());
+  EXPECT_TRUE(out.parts.empty());
+  EXPECT_EQ(out.outcome.winner, "tiled_t16_p0");
+  EXPECT_EQ(count_status(out.outcome, CandidateStatus::pruned, "not tried within the tuning budget"), 1u);
+}
+
+TEST(BudgetedSearch, PlansAreTriedWithinTheBudgetWhenTheLastWaveIsMostlyIdle) {
+  // tiled_t32 on 1100 x 260: 35 x 9 = 315 blocks, 3 waves of 132: a fifth of the SM time idle.
+  FakeBench bench;
+  bench.median = {{"tiled_t32_p0", 1.0}, {"rowsplit_h1024", 0.8}};
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.space = {parse_variant("tiled_t32_p0")};
+  settings.budget_ms = 2000;
+  PartBenches parts;
+  const auto out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings, parts.settings());
+  EXPECT_EQ(out.parts.size(), 2u);
+  EXPECT_EQ(out.outcome.winner, "rowsplit_h1024");
+}
+
+}  // namespace
+}  // namespace tilemm::tuner

@@ -1,0 +1,73 @@
+// What a budgeted tuning ranks by (dispatch/tuning_history.hpp): the measured shapes of the
+// device's model and the problem's class, fresh, the cache's before the preloaded ones.
+#include <gtest/gtest.h>
+
+#include "provenance.hpp"
+#include "synthetic_device.hpp"
+#include "tuning_history.hpp"
+
+namespace tilemm::dispatch {
+namespace {
+
+DeviceInfo device() {
+  DeviceInfo d = testing::synthetic_h200();
+  d.nvrtc_version = 13000;
+  d.driver_version = 13000;
+  return d;
+}
+
+CandidateResult timed(const std::string& variant, CandidateStatus status, double ms, int samples) {
+  CandidateResult c;
+  c.variant = variant;
+  c.status = status;
+  c.stats.median_ms = ms;
+  c.stats.samples = samples;
+  return c;
+}
+
+cache::StoredEntry entry(std::int64_t n, const std::string& problem_class, const std::string& source,
+                         std::vector<CandidateResult> candidates) {
+  cache::StoredEntry e;
+  e.device_key = device().model_key();
+  e.M = e.N = e.K = n;
+  e.problem_class = problem_class;
+  e.winner = candidates.front().variant;
+  e.versions = running_versions(device());
+  e.arch = device().arch();
+  e.source = source;
+  e.candidates = std::move(candidates);
+  return e;
+}
+
+TEST(TuningHistory, TimedCandidatesOfFreshEntriesOfTheClassCountAndTheCacheComesFirst) {
+  const auto running = running_versions(device());
+  cache::StoredEntry stale = entry(300, "a4-dense", "tuned", {timed("tiled_t8_p0", CandidateStatus::ok, 1, 30)});
+  stale.versions.nvrtc_version += 10;
+  const std::vector<cache::StoredEntry> cached = {
+      entry(512, "a4-dense", "tuned",
+            {timed("tiled_t16_p0", CandidateStatus::ok, 2.0, 30),
+             timed("tiled_t32_p0", CandidateStatus::pruned, 3.0, 3),   // dropped by a round
+             timed("tiled_t8_p0", CandidateStatus::pruned, 0.0, 0),    // never timed
+             timed("tiled_t8_p1", CandidateStatus::wrong_result, 0.5, 1),
+             timed("rowsplit_h256", CandidateStatus::ok, 1.0, 30)}),
+      entry(700, "a1-dense", "tuned", {timed("tiled_t16_p0", CandidateStatus::ok, 1, 30)}),
+      stale};
+  const std::vector<cache::StoredEntry> preloaded = {
+      entry(512, "a4-dense", "preloaded", {timed("tiled_t16_p0", CandidateStatus::ok, 9.0, 30)}),
+      entry(4096, "a4-dense", "preloaded", {timed("tiled_t16_p0", CandidateStatus::ok, 40.0, 30)})};
+  const auto shapes = measured_shapes(cached, preloaded, device(), "a4-dense", running);
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].M, 512);
+  EXPECT_EQ(shapes[0].median_ms, (std::map<std::string, double>{{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 3.0}}));
+  EXPECT_EQ(shapes[1].M, 4096);
+  EXPECT_EQ(shapes[1].median_ms.at("tiled_t16_p0"), 40.0);
+}
+
+TEST(TuningHistory, AnotherModelsCacheEntriesDoNotCount) {
+  auto e = entry(512, "a4-dense", "tuned", {timed("tiled_t16_p0", CandidateStatus::ok, 2.0, 30)});
+  e.device_key = "another model";
+  EXPECT_TRUE(measured_shapes({e}, {}, device(), "a4-dense", running_versions(device())).empty());
+}
+
+}  // namespace
+}  // namespace tilemm::dispatch

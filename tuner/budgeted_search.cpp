@@ -1,0 +1,181 @@
+#include "budgeted_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "candidate_ranking.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+// With nothing measured near the problem, the launch time is guessed from its FLOPs at a rough half
+// of an FP32 SM's peak: it only sizes the selection, and the screening round corrects it.
+constexpr double kGuessFlopsPerSmPerMs = 2.5e8;
+
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g ms", ms);
+  return text;
+}
+
+double estimated_launch_ms(const std::vector<RankedCandidate>& ranked, const DeviceInfo& device,
+                           const Problem& p) {
+  if (!ranked.empty() && std::isfinite(ranked.front().predicted_ms)) return ranked.front().predicted_ms;
+  const double flops = 2.0 * double(p.M) * double(p.N) * double(p.K);
+  return flops / (kGuessFlopsPerSmPerMs * std::max(1, device.sm_count));
+}
+
+// A round's plan, never longer than the bench's own (so TILEMM_TUNE_EFFORT=quick stays quick).
+TimingPlan capped(TimingPlan plan, const TimingPlan& most) {
+  plan.warmup = std::min(plan.warmup, most.warmup);
+  plan.probe = std::max(1, std::min(plan.probe, most.probe));
+  plan.max_samples = std::min(plan.max_samples, most.max_samples);
+  plan.min_samples = std::min(plan.min_samples, plan.max_samples);
+  plan.target_ms = std::min(plan.target_ms, most.target_ms);
+  return plan;
+}
+
+std::vector<SearchCandidate*> in_the_running(std::vector<SearchCandidate>& candidates) {
+  std::vector<SearchCandidate*> out;
+  for (auto& c : candidates)
+    if (c.result.status == CandidateStatus::ok) out.push_back(&c);
+  return out;
+}
+
+void sort_by_median(std::vector<SearchCandidate*>& running) {
+  std::stable_sort(running.begin(), running.end(), [](const SearchCandidate* a, const SearchCandidate* b) {
+    return a->result.stats.median_ms < b->result.stats.median_ms;
+  });
+}
+
+}  // namespace
+
+int candidates_within_budget(double budget_ms, double launch_ms) {
+  const double n = budget_ms / (kLaunchesPerCandidate * std::max(launch_ms, 1e-3));
+  if (!(n < kMostSelected)) return kMostSelected;
+  return std::max(kFewestSelected, static_cast<int>(n));
+}
+
+void select_within_budget(std::vector<SearchCandidate>& candidates, const DeviceInfo& device,
+                          const Problem& problem, const TuneSettings& settings) {
+  std::vector<Variant> space;
+  for (const auto& c : candidates)
+    if (c.result.status == CandidateStatus::ok) space.push_back(c.variant);
+  const auto ranked = rank_candidates_by_history(space, problem, device.sm_count, settings.history);
+  const int n = candidates_within_budget(settings.budget_ms, estimated_launch_ms(ranked, device, problem));
+  const int best = (2 * n + 2) / 3;  // two thirds by prediction, one third exploring other grids
+  std::map<std::string, std::size_t> rank_of;
+  for (std::size_t i = 0; i < ranked.size(); ++i) rank_of[variant_name(ranked[i].variant)] = i;
+  std::map<std::string, bool> chosen;
+  for (const auto& r : budgeted_selection(ranked, best, n - best)) chosen[variant_name(r.variant)] = true;
+  // Screened in ranking order: if the budget runs out, the best-ranked were timed.
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
+    const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
+    const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
+    const std::size_t ib = rb == rank_of.end() ? ranked.size() : rb->second;
+    return ia < ib;
+  });
+  for (auto& c : candidates) {
+    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant)) continue;
+    const RankedCandidate& r = ranked[rank_of.at(c.result.variant)];
+    c.result.status = CandidateStatus::pruned;
+    c.result.reason = "not selected by the budgeted search: ranked " +
+                      std::to_string(rank_of.at(c.result.variant) + 1) + " of " +
+                      std::to_string(ranked.size()) +
+                      (std::isfinite(r.predicted_ms) ? ", predicted " + ms_text(r.predicted_ms)
+                                                     : ", nothing measured near");
+  }
+}
+
+void time_by_successive_halving(std::vector<SearchCandidate>& candidates, CandidateBench& bench,
+                                const TuneSettings& settings, double deadline_ms) {
+  const TimingPlan full = bench.timing_plan();
+  const auto now = settings.now_ms;
+
+  // Screening: verify each, then a warm-up and a short probe (no repetitions).
+  TimingPlan screen;
+  screen.warmup = 1;
+  screen.probe = 3;
+  screen.min_samples = screen.max_samples = 0;
+  screen = capped(screen, full);
+  screen.max_samples = 0;
+  double best = std::numeric_limits<double>::infinity();
+  int screened = 0;
+  const int selected = static_cast<int>(in_the_running(candidates).size());
+  if (settings.progress) settings.progress(0, selected);
+  for (auto& c : candidates) {
+    if (c.result.status != CandidateStatus::ok) continue;
+    if (screened >= kFewestSelected && now() > deadline_ms) {
+      c.result.status = CandidateStatus::pruned;
+      c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) +
+                        " ran out before it was timed";
+      continue;
+    }
+    ++screened;
+    measure_candidate(
+        c.result, settings, best, [&] { return bench.verify(c.variant, *c.binary); },
+        [&](double give_up_ms) { return bench.time_with(c.variant, screen, give_up_ms); });
+    if (settings.progress) settings.progress(screened, selected);
+  }
+  if (settings.progress && screened < selected) settings.progress(selected, selected);
+
+  // Rounds: the better half again, with twice the launches, until two remain; then the full plan.
+  auto running = in_the_running(candidates);
+  sort_by_median(running);
+  const auto drop_slower_half = [&](const std::string& when) {
+    const std::size_t keep = (running.size() + 1) / 2;
+    for (std::size_t i = keep; i < running.size(); ++i) {
+      CandidateResult& r = running[i]->result;
+      r.status = CandidateStatus::pruned;
+      r.reason = "dropped " + when + " of the budgeted search: " + ms_text(r.stats.median_ms) +
+                 " against " + ms_text(running.front()->result.stats.median_ms) + " for the best";
+    }
+    running.resize(keep);
+  };
+  if (running.size() > 2) drop_slower_half("after the screening");
+  for (int round = 1; !running.empty(); ++round) {
+    const bool final_round = running.size() <= 2;
+    TimingPlan plan;
+    plan.warmup = 1;
+    plan.probe = 2;
+    plan.min_samples = 3;
+    plan.max_samples = full.max_samples;
+    plan.target_ms = final_round ? full.target_ms : std::ldexp(2.0, round);
+    if (final_round) plan.min_samples = full.min_samples;
+    plan = capped(plan, full);
+    // What the round costs, shortened to the time left; skipped when even 3 launches each do not fit.
+    double cost = 0.0, least = 0.0;
+    for (const auto* c : running) {
+      const double t = std::max(c->result.stats.median_ms, 1e-3);
+      const double samples =
+          std::clamp(plan.target_ms / t, double(plan.min_samples), double(plan.max_samples));
+      cost += t * (plan.warmup + plan.probe + samples);
+      least += t * (plan.warmup + plan.probe + 3);
+    }
+    const double left = deadline_ms - now();
+    if (left < least) break;
+    if (cost > left) {
+      plan.target_ms *= left / cost;
+      plan.min_samples = std::min(plan.min_samples, 3);
+    }
+    for (auto* c : running) {
+      double unused = std::numeric_limits<double>::infinity();
+      const auto screened_stats = c->result.stats;
+      measure_candidate(
+          c->result, settings, unused, [] { return CheckResult{}; },
+          [&](double give_up_ms) { return bench.time_with(c->variant, plan, give_up_ms); });
+      if (c->result.status != CandidateStatus::ok && c->result.stats.samples == 0)
+        c->result.stats = screened_stats;
+    }
+    running = in_the_running(candidates);
+    sort_by_median(running);
+    if (final_round) break;
+    drop_slower_half("in round " + std::to_string(round));  // they keep this round's times
+  }
+}
+
+}  // namespace tilemm::tuner

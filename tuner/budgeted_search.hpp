@@ -1,0 +1,40 @@
+// The budgeted search (docs/tuning.md, "Budgeted search"): rank the candidates by what the device
+// already measured, keep as many of the best-ranked (plus an exploration set) as the budget can
+// time, and time those by successive halving, stopping at the deadline.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "candidate_bench.hpp"
+#include "search_candidate.hpp"
+#include "tuner.hpp"
+
+namespace tilemm::tuner {
+
+// How many candidates a budget of `budget_ms` can verify and time when one launch takes about
+// `launch_ms`: each costs about kLaunchesPerCandidate launches over the whole halving. At least
+// kFewestSelected (a poor estimate must not leave a single guess), at most kMostSelected.
+inline constexpr int kLaunchesPerCandidate = 8;
+inline constexpr int kFewestSelected = 4;
+inline constexpr int kMostSelected = 24;
+int candidates_within_budget(double budget_ms, double launch_ms);
+
+// Among `candidates` still in the running (status ok), keeps the best-ranked few plus an
+// exploration set (rank_candidates_by_history over settings.history, then budgeted_selection);
+// every other one is marked pruned with its rank and prediction as the reason. Nothing compiles.
+void select_within_budget(std::vector<SearchCandidate>& candidates, const DeviceInfo& device,
+                          const Problem& problem, const TuneSettings& settings);
+
+// Verifies and times the compiled candidates still in the running by successive halving:
+// a screening round (verify, then a warm-up and a short probe each, best-ranked first), then rounds
+// that time the better half again with twice the launches, until two remain for a final round of
+// the bench's full plan. A round that the time left before `deadline_ms` (on settings' clock)
+// cannot pay for is shortened, and skipped when not even three launches each fit: the last round
+// completed decides. Candidates dropped by a round are marked pruned with their times as the reason;
+// the last round's keep status ok. At least kFewestSelected candidates are screened whatever the
+// deadline, so a tuning always has a winner when one is correct.
+void time_by_successive_halving(std::vector<SearchCandidate>& candidates, CandidateBench& bench,
+                                const TuneSettings& settings, double deadline_ms);
+
+}  // namespace tilemm::tuner
