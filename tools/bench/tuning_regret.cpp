@@ -1,0 +1,296 @@
+// tilemm-tuning-regret: what the budgeted search costs in speed, and what a new shape's first
+// gemm() costs in time. For seeded random shapes it
+//   1. calls gemm() once under the default policy and budget, with the cache --budgeted-cache
+//      (the first call of a new shape: the budgeted tuning, loading and the launch, host time to
+//      the end of the kernel), and reads the winner back;
+//   2. tunes the shape with the exhaustive search into a second cache (--exhaustive-cache), so
+//      that the budgeted tunings rank only by what a real machine would have measured;
+//   3. times both winners head to head on the same inputs, rotated through copies larger than the
+//      L2 as the tuner times them, in alternating blocks of launches (CUDA events, median).
+// Regret = budgeted winner's median / exhaustive winner's median (1 when both chose the same).
+// Usage: tilemm-tuning-regret --help
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dispatcher.hpp"
+#include "launch.hpp"
+#include "real_collaborators.hpp"
+#include "row_split.hpp"
+#include "tilemm/tilemm.hpp"
+#include "tool_conventions.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tilemm::GemmArgs;
+using tilemm::Options;
+using tilemm::Problem;
+
+void cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+struct Shape {
+  std::int64_t M, N, K;
+};
+
+// Each dimension log-uniform in [1, max_dim]: as many shapes under 16 as between 512 and 8192,
+// so skinny shapes come up often; no shape twice.
+std::vector<Shape> draw_shapes(int count, std::uint64_t seed, std::int64_t max_dim) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> log_dim(0.0, std::log(double(max_dim) + 1.0));
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+  std::vector<Shape> out;
+  while (static_cast<int>(out.size()) < count) {
+    const auto dim = [&] {
+      return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::exp(log_dim(rng))), 1, max_dim);
+    };
+    const Shape s{dim(), dim(), dim()};
+    if (seen.insert({s.M, s.N, s.K}).second) out.push_back(s);
+  }
+  return out;
+}
+
+// Enough copies of A, B and C that consecutive launches read from HBM, not the L2.
+struct Rotation {
+  struct Set {
+    float *A = nullptr, *B = nullptr, *C = nullptr;
+  };
+  std::vector<Set> sets;
+  Shape shape;
+  Rotation(const Shape& s, std::size_t l2_bytes) : shape(s) {
+    const std::size_t a = std::size_t(s.M * s.K), b = std::size_t(s.K * s.N), c = std::size_t(s.M * s.N);
+    const std::size_t bytes = (a + b + c) * sizeof(float);
+    std::size_t count = std::size_t(std::ceil(3.0 * double(l2_bytes) / double(bytes)));
+    count = std::clamp<std::size_t>(count, 1, 64);
+    count = std::max<std::size_t>(1, std::min(count, (std::size_t{2} << 30) / bytes));
+    for (std::size_t i = 0; i < count; ++i) {
+      Set set;
+      cuda(cudaMalloc(reinterpret_cast<void**>(&set.A), a * sizeof(float)), "cudaMalloc A");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&set.B), b * sizeof(float)), "cudaMalloc B");
+      cuda(cudaMalloc(reinterpret_cast<void**>(&set.C), c * sizeof(float)), "cudaMalloc C");
+      cuda(cudaMemset(set.A, 0x3c, a * sizeof(float)), "cudaMemset A");  // small positive floats
+      cuda(cudaMemset(set.B, 0x3c, b * sizeof(float)), "cudaMemset B");
+      sets.push_back(set);
+    }
+  }
+  ~Rotation() {
+    for (auto& s : sets) {
+      cudaFree(s.A);
+      cudaFree(s.B);
+      cudaFree(s.C);
+    }
+  }
+  Rotation(const Rotation&) = delete;
+  Rotation& operator=(const Rotation&) = delete;
+  GemmArgs args(std::size_t i) const {
+    const Set& s = sets[i % sets.size()];
+    GemmArgs g;
+    g.M = shape.M;
+    g.N = shape.N;
+    g.K = shape.K;
+    g.A = s.A;
+    g.lda = shape.K;
+    g.B = s.B;
+    g.ldb = shape.N;
+    g.C = s.C;
+    g.ldc = shape.N;
+    return g;
+  }
+};
+
+// gemm()'s dispatch through another dispatcher (the exhaustive cache's).
+void launch_via(tilemm::dispatch::Dispatcher& d, const GemmArgs& args, cudaStream_t stream,
+                const Options& options) {
+  const auto& device = tilemm::current_device();
+  const Problem p = args.problem();
+  const auto key = tilemm::dispatch::key_of(device.ordinal, p);
+  auto decision = d.find(key);
+  if (!decision) decision = d.resolve(device, p, key, options);
+  if (const std::int64_t rows = decision->split_rows; rows > 0) {
+    launch_via(d, tilemm::detail::rows_of(args, 0, rows), stream, options);
+    launch_via(d, tilemm::detail::rows_of(args, rows, args.M - rows), stream, options);
+    return;
+  }
+  tilemm::detail::launch(*decision->kernel, args, stream);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The nearest-rank percentile.
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * double(v.size())));
+  return v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+// Medians of two launchers timed in alternating blocks of 5 events-timed launches (after 3 warm-up
+// launches each), on the rotation's copies, for at least ~60 ms of each.
+std::pair<double, double> head_to_head(const Rotation& inputs, const std::function<void(const GemmArgs&)>& first,
+                                       const std::function<void(const GemmArgs&)>& second) {
+  std::vector<cudaEvent_t> events(12);
+  for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
+  std::size_t next = 0;
+  const auto block = [&](const std::function<void(const GemmArgs&)>& run, int launches, bool timed,
+                         std::vector<double>& out) {
+    for (int i = 0; i < launches; ++i) {
+      if (timed) cuda(cudaEventRecord(events[2 * i], nullptr), "cudaEventRecord");
+      run(inputs.args(next++));
+      if (timed) cuda(cudaEventRecord(events[2 * i + 1], nullptr), "cudaEventRecord");
+    }
+    cuda(cudaDeviceSynchronize(), "launch");
+    if (!timed) return;
+    for (int i = 0; i < launches; ++i) {
+      float ms = 0;
+      cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+      out.push_back(ms);
+    }
+  };
+  std::vector<double> a, b, unused;
+  block(first, 3, false, unused);
+  block(second, 3, false, unused);
+  block(first, 5, true, a);
+  const int rounds = std::clamp(static_cast<int>(60.0 / (5.0 * std::max(median(a), 1e-3))), 6, 40);
+  a.clear();
+  for (int r = 0; r < rounds; ++r) {
+    block(first, 5, true, a);
+    block(second, 5, true, b);
+  }
+  for (auto& e : events) cudaEventDestroy(e);
+  return {median(a), median(b)};
+}
+
+struct Row {
+  Shape shape;
+  std::string problem_class, budgeted, exhaustive;
+  double first_call_ms = 0, exhaustive_seconds = 0, budgeted_ms = 0, exhaustive_ms = 0, regret = 1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tilemm::tool::ToolCli cli(
+      "tilemm-tuning-regret",
+      "What the budgeted search costs: seeded random shapes tuned with the budget (the first "
+      "gemm() of each, timed) and exhaustively, both winners timed head to head.\n",
+      std::cout, std::cerr);
+  int count = 30;
+  long long seed = 1, max_dim = 8192;
+  double budget_ms = Options::budget_from_environment();
+  std::string budgeted_cache, exhaustive_cache, csv;
+  cli.app().add_option("--shapes", count, "How many random shapes (default: 30)")
+      ->option_text("N")->check(tilemm::tool::integer_between(1, 10000));
+  cli.app().add_option("--seed", seed, "Seed of the shapes (default: 1)")->option_text("S");
+  cli.app().add_option("--max-dim", max_dim, "Largest dimension (default: 8192)")
+      ->option_text("D")->check(tilemm::tool::integer_between(1, 65536));
+  cli.app().add_option("--budget-ms", budget_ms, "The budgeted side's budget (default: $TILEMM_TUNE_BUDGET_MS, else 2000)")
+      ->option_text("MS")->check(tilemm::tool::number_between(1, 86400000));
+  cli.app().add_option("--budgeted-cache", budgeted_cache, "Cache of the budgeted tunings (required)")
+      ->option_text("PATH")->required();
+  cli.app().add_option("--exhaustive-cache", exhaustive_cache, "Cache of the exhaustive tunings (required)")
+      ->option_text("PATH")->required();
+  cli.app().add_option("--csv", csv, "Also write one row per shape to this file")->option_text("FILE");
+  cli.set_usage("tilemm-tuning-regret --budgeted-cache PATH --exhaustive-cache PATH [--shapes N] [--seed S]\n"
+                "                     [--max-dim D] [--budget-ms MS] [--csv FILE]");
+  cli.set_footer(
+      "Example (CUBINs stored first, so that neither side compiles):\n"
+      "  tilemm-tune --precompile --cache /tmp/b.db && cp /tmp/b.db /tmp/e.db\n"
+      "  tilemm-tuning-regret --budgeted-cache /tmp/b.db --exhaustive-cache /tmp/e.db --shapes 30\n"
+      "\nNeeds a GPU. Targets (issue 19): median regret <= 1.01, 95th percentile <= 1.03, first "
+      "call <= 2500 ms at the 95th percentile.\n\n" +
+      tilemm::tool::exit_codes_help() + "\n");
+  if (const auto done = cli.parse(argc, argv)) return *done;
+  return cli.run([&] {
+    if (tilemm::device_count() == 0) return cli.failure("no CUDA device found; this benchmark needs a GPU");
+    if (budgeted_cache == exhaustive_cache) return cli.usage_error("the two caches must differ");
+    setenv("TILEMM_CACHE", budgeted_cache.c_str(), 1);  // before the library opens its cache
+    cuda(cudaFree(nullptr), "CUDA initialization");
+    const auto& device = tilemm::current_device();
+    tilemm::dispatch::Dispatcher exhaustive(
+        tilemm::dispatch::real_collaborators([&] { return exhaustive_cache; }));
+    Options budgeted_options;
+    budgeted_options.tune_budget_ms = budget_ms;
+    Options exhaustive_options;
+    exhaustive_options.tune_budget_ms = 0;
+
+    std::vector<Row> rows;
+    const auto shapes = draw_shapes(count, static_cast<std::uint64_t>(seed), max_dim);
+    std::printf("seed %lld, %d shapes, budget %.0f ms, device %s\n", seed, count, budget_ms, device.name.c_str());
+    std::printf("%-20s %-10s %9s %9s %9s %8s  %s | %s\n", "shape", "class", "first_ms", "exh_s", "budg_ms",
+                "regret", "budgeted winner", "exhaustive winner");
+    for (const auto& s : shapes) {
+      Row row;
+      row.shape = s;
+      Rotation inputs(s, device.l2_bytes);
+      const GemmArgs args = inputs.args(0);
+      row.problem_class = tilemm::problem_class(args.problem());
+      const auto start = Clock::now();
+      tilemm::gemm(args, nullptr, budgeted_options);
+      cuda(cudaDeviceSynchronize(), "first gemm()");
+      row.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      row.budgeted = tilemm::autotune(args.problem(), budgeted_options).winner;
+      const auto ex = exhaustive.autotune(device, args.problem(), exhaustive_options);
+      row.exhaustive = ex.winner;
+      row.exhaustive_seconds = ex.tuning_seconds;
+      const auto [b, e] = head_to_head(
+          inputs, [&](const GemmArgs& a) { tilemm::gemm(a, nullptr, budgeted_options); },
+          [&](const GemmArgs& a) { launch_via(exhaustive, a, nullptr, exhaustive_options); });
+      row.budgeted_ms = b;
+      row.exhaustive_ms = e;
+      row.regret = row.budgeted == row.exhaustive ? 1.0 : b / e;
+      const std::string shape_text =
+          std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+      std::printf("%-20s %-10s %9.1f %9.1f %9.4f %8.4f  %s | %s\n", shape_text.c_str(),
+                  row.problem_class.c_str(), row.first_call_ms, row.exhaustive_seconds, b, row.regret,
+                  row.budgeted.c_str(), row.budgeted == row.exhaustive ? "(same)" : row.exhaustive.c_str());
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+    std::vector<double> regrets, firsts;
+    int same = 0;
+    for (const auto& r : rows) {
+      regrets.push_back(r.regret);
+      firsts.push_back(r.first_call_ms);
+      same += r.budgeted == r.exhaustive;
+    }
+    const double med = median(regrets), p95 = percentile(regrets, 0.95);
+    const double first95 = percentile(firsts, 0.95);
+    std::printf("\nregret (budgeted / exhaustive winner): median %.4f, 95th percentile %.4f, max %.4f; "
+                "same winner for %d of %zu shapes\n",
+                med, p95, *std::max_element(regrets.begin(), regrets.end()), same, rows.size());
+    std::printf("first gemm() of a new shape: median %.0f ms, 95th percentile %.0f ms, max %.0f ms\n",
+                median(firsts), first95, *std::max_element(firsts.begin(), firsts.end()));
+    std::printf("targets: median regret <= 1.01 %s, 95th percentile <= 1.03 %s, first call p95 <= 2500 ms %s\n",
+                med <= 1.01 ? "met" : "MISSED", p95 <= 1.03 ? "met" : "MISSED",
+                first95 <= 2500 ? "met" : "MISSED");
+    if (!csv.empty()) {
+      std::ofstream f(csv);
+      f << "M,N,K,class,first_call_ms,exhaustive_tuning_s,budgeted_winner,exhaustive_winner,"
+           "budgeted_median_ms,exhaustive_median_ms,regret\n";
+      for (const auto& r : rows)
+        f << r.shape.M << ',' << r.shape.N << ',' << r.shape.K << ',' << r.problem_class << ','
+          << r.first_call_ms << ',' << r.exhaustive_seconds << ',' << r.budgeted << ',' << r.exhaustive
+          << ',' << r.budgeted_ms << ',' << r.exhaustive_ms << ',' << r.regret << '\n';
+      if (!f) return cli.failure("could not write " + csv);
+    }
+    return tilemm::tool::kSuccess;
+  });
+}
