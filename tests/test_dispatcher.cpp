@@ -249,8 +249,7 @@ struct Rig {
     options.policy = policy;
     const ShapeKey key = key_of(device().ordinal, p);
     auto d = dispatcher->find(key);
-    if (!d || (d->fallback && policy == TunePolicy::tune_on_miss))
-      d = dispatcher->resolve(device(), p, key, options);
+    if (!d || resolves_again(*d, policy)) d = dispatcher->resolve(device(), p, key, options);
     return *d;
   }
   AutotuneResult autotune(const Problem& p, TunePolicy policy = TunePolicy::tune_on_miss,

@@ -248,7 +248,10 @@ std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int fi
 TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
   TimingResult r;
   sample(launch, plan_.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
-  const auto probe = summarize(sample(launch, plan_.probe, plan_.warmup));
+  const auto gated = [&](int n, int first) {
+    return gate_ ? gate_([&] { return sample(launch, n, first); }) : sample(launch, n, first);
+  };
+  const auto probe = summarize(gated(plan_.probe, plan_.warmup));
   if (probe.median_ms > give_up_ms) {
     r.stats = probe;
     r.pruned = true;
@@ -256,7 +259,7 @@ TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
   }
   const int n = std::clamp(static_cast<int>(plan_.target_ms / std::max(probe.median_ms, 1e-3)),
                            plan_.min_samples, plan_.max_samples);
-  r.stats = summarize(sample(launch, n, plan_.warmup + plan_.probe));
+  r.stats = summarize(gated(n, plan_.warmup + plan_.probe));
   return r;
 }
 
