@@ -36,9 +36,11 @@ void stop_all_at_exit() {
 
 }  // namespace
 
-BackgroundTuning::BackgroundTuning(Run run, std::function<void(int ordinal)> enter_device,
+BackgroundTuning::BackgroundTuning(Run run, std::string lease_owner,
+                                   std::function<void(int ordinal)> enter_device,
                                    std::function<void()> drain_device)
     : run_(std::move(run)),
+      lease_owner_(std::move(lease_owner)),
       enter_device_(std::move(enter_device)),
       drain_device_(std::move(drain_device)) {
   LiveTunings& live = live_tunings();
@@ -128,6 +130,7 @@ void BackgroundTuning::run_one(const BackgroundJob& job) {
   QuietSampler sampler(job.device.ordinal, drain_device_, stop_requested);
   detail::TuneHooks hooks;
   hooks.stop_requested = stop_requested;
+  hooks.lease_owner = lease_owner_;
   hooks.sample_gate = [&sampler](const std::function<std::vector<float>()>& take) {
     return sampler(take);
   };

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "shape_key.hpp"
@@ -32,10 +33,12 @@ class BackgroundTuning {
   // Tunes `job` and makes its winner what later calls run; may throw (the worker logs it).
   using Run = std::function<AutotuneResult(const BackgroundJob& job)>;
 
+  // Tunings hold the cache lease as `lease_owner`, which must differ from the process's own, so
+  // that a caller of the process tuning the same shape waits for the worker's result.
   // `enter_device` binds a new worker thread to its device (cudaSetDevice); `drain_device` waits
   // for the worker's device to finish all work queued on it (cudaDeviceSynchronize). Either may
   // be empty (fakes): nothing to bind, nothing to wait for. Starts no thread.
-  BackgroundTuning(Run run, std::function<void(int ordinal)> enter_device,
+  BackgroundTuning(Run run, std::string lease_owner, std::function<void(int ordinal)> enter_device,
                    std::function<void()> drain_device);
   // stop().
   ~BackgroundTuning();
@@ -69,6 +72,7 @@ class BackgroundTuning {
   void run_one(const BackgroundJob& job);
 
   Run run_;
+  std::string lease_owner_;
   std::function<void(int ordinal)> enter_device_;
   std::function<void()> drain_device_;
   std::mutex mutex_;

@@ -107,8 +107,8 @@ Dispatcher::Dispatcher(Collaborators parts) : parts_(std::move(parts)) {
     throw Error(ErrorKind::internal, "tilemm: a dispatcher needs a store, a loader, a tuner and "
                                      "the preloaded results");
   background_ = std::make_unique<BackgroundTuning>(
-      [this](const BackgroundJob& job) { return autotune(job.device, job.problem, job.options); },
-      parts_.enter_device, parts_.drain_device);
+      [this](const BackgroundJob& job) { return tune_in_background(job); },
+      parts_.lease_owner + " background", parts_.enter_device, parts_.drain_device);
 }
 
 Dispatcher::~Dispatcher() { background_->stop(); }
@@ -181,9 +181,28 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
   const auto key_lock = lock_for(key);
   std::lock_guard<std::mutex> guard(*key_lock);
   const Found found = lookup(device, problem, Call{options.policy, options.force, true}, options);
-  // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
-  // that later gemm() calls in this and other processes compile nothing. A row-split plan's
-  // parts are made ready the way gemm() would resolve them.
+  remember(key, ready(device, problem, key, found, options));
+  return found.result;
+}
+
+// The shape's lock is taken only to remember the winner, not while tuning: a caller of the shape
+// is never held by the worker. A caller that tunes the shape itself meanwhile (tune_on_miss) finds
+// the worker's lease, whose owner is not the process's own, and waits for its result as it
+// would for another process's.
+AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job) {
+  const Found found = lookup(job.device, job.problem,
+                             Call{TunePolicy::tune_on_miss, job.options.force, true}, job.options);
+  const auto key_lock = lock_for(job.key);
+  std::lock_guard<std::mutex> guard(*key_lock);
+  remember(job.key, ready(job.device, job.problem, job.key, found, job.options));
+  return found.result;
+}
+
+// The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
+// that later gemm() calls in this and other processes compile nothing. A row-split plan's
+// parts are made ready the way gemm() would resolve them.
+Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                           const Found& found, const Options& options) {
   Decision decision = decide(device, found.result.winner);
   // Like resolve(): a fallback is tried again when a later call may tune.
   decision.fallback = found.source == Source::fallback;
@@ -201,8 +220,7 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
         resolve(device, part, key_of(device.ordinal, part), parts);
     }
   }
-  remember(key, decision);
-  return found.result;
+  return decision;
 }
 
 Dispatcher::Found Dispatcher::lookup(const DeviceInfo& device, const Problem& problem,

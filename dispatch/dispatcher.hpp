@@ -187,6 +187,12 @@ class Dispatcher {
   Variant fallback_variant(const DeviceInfo& device, const Problem& problem);
   void queue_background_tuning(const DeviceInfo& device, const Problem& problem,
                                const ShapeKey& key, const Options& options);
+  // A background worker's job: the tune_on_miss path, then the winner remembered.
+  AutotuneResult tune_in_background(const BackgroundJob& job);
+  // What gemm() runs for what `found` answered: the winner (a plan's parts too) made ready, a
+  // background policy's fallback queued.
+  Decision ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                 const Found& found, const Options& options);
 
   // Runs `f` on the store under its lock; a tilemm::Error becomes the warning "<failure>: <what>"
   // (none when `failure` is empty) and the answer `otherwise`.
