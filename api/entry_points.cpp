@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "device_activity.hpp"
 #include "launch.hpp"
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
@@ -59,8 +60,10 @@ TunePolicy Options::policy_from_environment() {
   // Read once: every gemm() call without Options default-constructs one.
   static const TunePolicy policy = [] {
     const char* value = std::getenv("TILEMM_TUNE");
-    return (value != nullptr && std::string(value) == "off") ? TunePolicy::off
-                                                             : TunePolicy::tune_on_miss;
+    const std::string text = value != nullptr ? value : "";
+    if (text == "off") return TunePolicy::off;
+    if (text == "background") return TunePolicy::background;
+    return TunePolicy::tune_on_miss;
   }();
   return policy;
 }
@@ -130,13 +133,15 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   const dispatch::ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense};
   dispatch::Dispatcher& dispatcher = api::process_dispatcher();
   auto decision = dispatcher.find(key);
-  if (!decision || (decision->fallback && options.policy == TunePolicy::tune_on_miss))
+  if (!decision || dispatch::resolves_again(*decision, options.policy))
     decision = dispatcher.resolve(device, args.problem(), key, options);
   if (const std::int64_t rows = decision->split_rows; rows > 0) {
     gemm(detail::rows_of(args, 0, rows), stream, options);
     gemm(detail::rows_of(args, rows, args.M - rows), stream, options);
     return;
   }
+  // Counted for a background tuning, which discards a timing this launch may have disturbed.
+  const detail::CallerLaunch counted(device.ordinal);
   detail::launch(*decision->kernel, args, stream);
 }
 

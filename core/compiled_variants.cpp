@@ -14,8 +14,10 @@ struct Slot {
 };
 
 std::shared_ptr<Slot> slot_for(const std::string& arch, const std::string& name) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, std::shared_ptr<Slot>> slots;
+  // Never destroyed: a background tuning may compile until its worker is stopped at exit, after
+  // statics constructed later than the exit handler's registration are gone.
+  static auto& mutex = *new std::mutex();
+  static auto& slots = *new std::map<std::pair<std::string, std::string>, std::shared_ptr<Slot>>();
   std::lock_guard<std::mutex> lock(mutex);
   auto& slot = slots[{arch, name}];
   if (!slot) slot = std::make_shared<Slot>();

@@ -73,11 +73,12 @@ int first_match(const std::string& text, const std::regex& pattern) {
 // none is: support modules); the spills are the most of any kernel, since a spill in a module's
 // second kernel (split-K's reduce, padded's copy) slows the variant as much.
 void read_ptxas_report(CompiledVariant& out) {
-  static const std::regex entry(R"(Compiling entry function '([^']+)')");
-  static const std::regex registers(R"(Used (\d+) registers)");
-  static const std::regex stack(R"((\d+) bytes stack frame)");
-  static const std::regex stores(R"((\d+) bytes spill stores)");
-  static const std::regex loads(R"((\d+) bytes spill loads)");
+  // Never destroyed: a background tuning may compile until its worker is stopped at exit.
+  static const auto& entry = *new std::regex(R"(Compiling entry function '([^']+)')");
+  static const auto& registers = *new std::regex(R"(Used (\d+) registers)");
+  static const auto& stack = *new std::regex(R"((\d+) bytes stack frame)");
+  static const auto& stores = *new std::regex(R"((\d+) bytes spill stores)");
+  static const auto& loads = *new std::regex(R"((\d+) bytes spill loads)");
   struct Section {
     std::string function, text;
   };

@@ -36,11 +36,6 @@ std::string unusable_cubin_warning(const Variant& v) {
 
 std::atomic<std::uint64_t> tuning_count{0};
 
-std::string describe(const Problem& p) {
-  return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " (" +
-         class_of(p) + ")";
-}
-
 ResultSource source_of(const std::string& stored) {
   if (stored == "imported") return ResultSource::imported;
   if (stored == "preloaded") return ResultSource::preloaded;
@@ -97,10 +92,39 @@ std::string class_of(const Problem& p) {
   return "a" + std::to_string(p.alignment) + (dense_leading_dimensions(p) ? "-dense" : "-strided");
 }
 
+std::string describe(const Problem& p) {
+  return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " (" +
+         class_of(p) + ")";
+}
+
+bool resolves_again(const Decision& decision, TunePolicy policy) {
+  if (!decision.fallback) return false;
+  return policy == TunePolicy::tune_on_miss ||
+         (policy == TunePolicy::background && !decision.queued);
+}
+
 Dispatcher::Dispatcher(Collaborators parts) : parts_(std::move(parts)) {
   if (!parts_.store || !parts_.loader || !parts_.tuner || !parts_.preloaded)
     throw Error(ErrorKind::internal, "tilemm: a dispatcher needs a store, a loader, a tuner and "
                                      "the preloaded results");
+  background_ = std::make_unique<BackgroundTuning>(
+      [this](const BackgroundJob& job) { return tune_in_background(job); },
+      parts_.lease_owner + " background", parts_.enter_device, parts_.drain_device);
+}
+
+Dispatcher::~Dispatcher() { background_->stop(); }
+
+void Dispatcher::wait_for_background_tunings() { background_->wait_until_idle(); }
+
+// TunePolicy::background: the shape is tuned on its device's worker the way a tune_on_miss call
+// would tune it (under the lease, stored, then remembered), while its callers run the fallback.
+void Dispatcher::queue_background_tuning(const DeviceInfo& device, const Problem& problem,
+                                         const ShapeKey& key, const Options& options) {
+  BackgroundJob job{key, device, problem, options};
+  job.options.policy = TunePolicy::tune_on_miss;
+  if (background_->enqueue(std::move(job)))
+    log(LogLevel::info, "shape " + describe(problem) + " runs its fallback while it is tuned in "
+                                                       "the background");
 }
 
 std::uint64_t Dispatcher::tunings_counted() { return tuning_count.load(std::memory_order_relaxed); }
@@ -143,6 +167,10 @@ Decision Dispatcher::resolve(const DeviceInfo& device, const Problem& problem, c
     if (found.source == Source::memory) return *found.decision;
     decision = decide(device, found.result.winner);
     decision.fallback = found.source == Source::fallback;
+    if (decision.fallback && options.policy == TunePolicy::background) {
+      queue_background_tuning(device, problem, key, options);
+      decision.queued = true;
+    }
   }
   remember(key, decision);
   return decision;
@@ -154,24 +182,46 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
   const auto key_lock = lock_for(key);
   std::lock_guard<std::mutex> guard(*key_lock);
   const Found found = lookup(device, problem, Call{options.policy, options.force, true}, options);
-  // The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
-  // that later gemm() calls in this and other processes compile nothing. A row-split plan's
-  // parts are made ready the way gemm() would resolve them.
+  remember(key, ready(device, problem, key, found, options));
+  return found.result;
+}
+
+// The shape's lock is taken only to remember the winner, not while tuning: a caller of the shape
+// is never held by the worker. A caller that tunes the shape itself meanwhile (tune_on_miss) finds
+// the worker's lease, whose owner is not the process's own, and waits for its result as it
+// would for another process's.
+AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job) {
+  const Found found = lookup(job.device, job.problem,
+                             Call{TunePolicy::tune_on_miss, job.options.force, true}, job.options);
+  const auto key_lock = lock_for(job.key);
+  std::lock_guard<std::mutex> guard(*key_lock);
+  remember(job.key, ready(job.device, job.problem, job.key, found, job.options));
+  return found.result;
+}
+
+// The winner is made ready whatever the source: loaded here, and its CUBIN in the cache, so
+// that later gemm() calls in this and other processes compile nothing. A row-split plan's
+// parts are made ready the way gemm() would resolve them.
+Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                           const Found& found, const Options& options) {
   Decision decision = decide(device, found.result.winner);
   // Like resolve(): a fallback is tried again when a later call may tune.
   decision.fallback = found.source == Source::fallback;
+  if (decision.fallback && options.policy == TunePolicy::background) {
+    queue_background_tuning(device, problem, key, options);
+    decision.queued = true;
+  }
   if (decision.split_rows > 0) {
     Options parts = options;
     parts.force = false;
     for (const std::int64_t rows : {decision.split_rows, problem.M - decision.split_rows}) {
       const Problem part = detail::rows_of(problem, rows);
       if (const auto known = find(key_of(device.ordinal, part));
-          !known || (known->fallback && parts.policy == TunePolicy::tune_on_miss))
+          !known || resolves_again(*known, parts.policy))
         resolve(device, part, key_of(device.ordinal, part), parts);
     }
   }
-  remember(key, decision);
-  return found.result;
+  return decision;
 }
 
 Dispatcher::Found Dispatcher::lookup(const DeviceInfo& device, const Problem& problem,
@@ -193,7 +243,7 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       // Another thread may have resolved this shape while we waited for its lock. A fallback
       // serves only calls that may not tune.
       const auto known = find(key_of(device.ordinal, problem));
-      if (!known || (known->fallback && call.policy == TunePolicy::tune_on_miss)) return std::nullopt;
+      if (!known || resolves_again(*known, call.policy)) return std::nullopt;
       found.decision = known;
       return found;
     }
@@ -384,6 +434,7 @@ AutotuneResult Dispatcher::tune_once(const DeviceInfo& device, const Problem& pr
       log(LogLevel::info, "another process is tuning " + describe(problem) + "; waiting for its result");
       announced = true;
     }
+    detail::stop_if_requested(hooks);
     std::this_thread::sleep_for(times.poll);
   }
 }
@@ -393,10 +444,11 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
   log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
   TuneRequest request;
   request.progress = options.progress;
-  request.compile = [this, &device](const Variant& v, const std::string&) {
+  request.hooks = detail::current_tune_hooks();
+  request.compile = [this, &device, hooks = request.hooks](const Variant& v, const std::string&) {
+    detail::stop_if_requested(hooks);
     return candidate_binary(device, v);
   };
-  request.hooks = detail::current_tune_hooks();
   request.budget_ms = options.tune_budget_ms;
   if (request.budget_ms > 0) request.history = history_for(device, problem);
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
@@ -407,6 +459,8 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
           request.known_part_winners[part] = *winner;
   const tuner::ShapeTuning tuning = parts_.tuner->tune(device, problem, request);
   tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
+  // A tuning told to stop may have finished with candidates cut short: store none of it.
+  detail::stop_if_requested(request.hooks);
 
   const std::string tuned_at = detail::utc_now_text("%Y-%m-%dT%H:%M:%SZ");
   std::vector<cache::StoredEntry> entries;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "background_tuning.hpp"
 #include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
 #include "resolution.hpp"
@@ -34,7 +35,14 @@ struct Decision {
   // > 0: a row-split plan (row_split.hpp): rows [0, split_rows) and the rest are dispatched as
   // shapes of their own, each to its own winner.
   std::int64_t split_rows = 0;
+  // A fallback whose background tuning was queued (TunePolicy::background): the worker replaces
+  // this decision with the winner once it is stored.
+  bool queued = false;
 };
+
+// Whether a remembered decision must be resolved again by a call under `policy`: a fallback,
+// when the call may tune now (tune_on_miss) or queue a tuning not queued yet (background).
+bool resolves_again(const Decision& decision, TunePolicy policy);
 
 // The SQLite cache as the dispatcher uses it. Any call may throw tilemm::Error; the dispatcher
 // turns each failure into one warning and goes on as if the cache had no answer.
@@ -109,11 +117,20 @@ struct Collaborators {
   std::function<const std::vector<cache::StoredEntry>&()> preloaded;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
   LeaseTimes lease;
+  // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device, and
+  // wait for the current device to finish its queued work. Empty (fakes): nothing to do.
+  std::function<void(int ordinal)> enter_device;
+  std::function<void()> drain_device;
 };
 
 class Dispatcher {
  public:
   explicit Dispatcher(Collaborators parts);
+  // Stops the background workers first (BackgroundTuning::stop): a tuning in flight stores
+  // nothing.
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
 
   // The memo's decision for `key`: a shared lock and one hash lookup, nothing else.
   std::optional<Decision> find(const ShapeKey& key) {
@@ -134,6 +151,9 @@ class Dispatcher {
 
   // Tunings run by every dispatcher of this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
+
+  // Blocks until no background tuning is queued or running (tests, benchmarks).
+  void wait_for_background_tunings();
 
  private:
   struct Found {
@@ -171,6 +191,14 @@ class Dispatcher {
   Variant fallback_variant(const DeviceInfo& device, const Problem& problem);
   // The measured shapes a budgeted tuning of `problem` ranks its candidates by.
   std::vector<tuner::MeasuredShape> history_for(const DeviceInfo& device, const Problem& problem);
+  void queue_background_tuning(const DeviceInfo& device, const Problem& problem,
+                               const ShapeKey& key, const Options& options);
+  // A background worker's job: the tune_on_miss path, then the winner remembered.
+  AutotuneResult tune_in_background(const BackgroundJob& job);
+  // What gemm() runs for what `found` answered: the winner (a plan's parts too) made ready, a
+  // background policy's fallback queued.
+  Decision ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                 const Found& found, const Options& options);
 
   // Runs `f` on the store under its lock; a tilemm::Error becomes the warning "<failure>: <what>"
   // (none when `failure` is empty) and the answer `otherwise`.
@@ -183,6 +211,8 @@ class Dispatcher {
   std::mutex locks_mutex_;
   std::map<ShapeKey, std::shared_ptr<std::mutex>> key_locks_;
   std::mutex store_mutex_;
+  // Last: its workers use everything above, so it stops before any of it is destroyed.
+  std::unique_ptr<BackgroundTuning> background_;
 };
 
 }  // namespace tilemm::dispatch

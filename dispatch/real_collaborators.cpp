@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "compiled_variants.hpp"
+#include "cuda_check.hpp"
 #include "gpu_bench.hpp"
 #include "kernel_sources.hpp"
 #include "lease_owner.hpp"
@@ -96,7 +97,10 @@ class GpuShapeTuner : public ShapeTuner {
   tuner::ShapeTuning tune(const DeviceInfo& device, const Problem& problem,
                           const TuneRequest& request) override {
     const auto setup_start = std::chrono::steady_clock::now();
+    const detail::TuneHooks* hooks = request.hooks;
+    const tuner::GpuBench::SampleGate gate = hooks != nullptr ? hooks->sample_gate : nullptr;
     tuner::GpuBench bench(device, problem);
+    bench.set_sample_gate(gate);
     tuner::TuneSettings settings;
     // The bench's setup (inputs, reference) is part of the tuning the budget bounds.
     if (request.budget_ms > 0) {
@@ -108,14 +112,20 @@ class GpuShapeTuner : public ShapeTuner {
     }
     settings.progress = request.progress;
     if (request.compile) settings.compile = request.compile;
-    if (const detail::TuneHooks* hooks = request.hooks) {
+    if (hooks != nullptr) {
       settings.skip = hooks->skip;
-      settings.on_candidate = hooks->on_candidate;
       settings.on_launch_failure = hooks->on_launch_failure;
+      // Before each candidate: a stop (background tuning at exit) ends the tuning here.
+      settings.on_candidate = [hooks](const std::string& variant) {
+        detail::stop_if_requested(hooks);
+        if (hooks->on_candidate) hooks->on_candidate(variant);
+      };
     }
     tuner::PlanSettings plans;
-    plans.bench_for = [&device](const Problem& part) -> std::unique_ptr<tuner::CandidateBench> {
-      return std::make_unique<tuner::GpuBench>(device, part);
+    plans.bench_for = [&device, gate](const Problem& part) -> std::unique_ptr<tuner::CandidateBench> {
+      auto part_bench = std::make_unique<tuner::GpuBench>(device, part);
+      part_bench->set_sample_gate(gate);
+      return part_bench;
     };
     plans.known_winners = request.known_part_winners;
     return tuner::tune_with_plans(device, problem, bench, settings, plans);
@@ -133,6 +143,8 @@ Collaborators real_collaborators(std::function<std::string()> cache_path) {
     return cache::preloaded_entries(detail::why_not_a_known_name);
   };
   parts.lease_owner = cache::process_lease_owner();
+  parts.enter_device = [](int ordinal) { TILEMM_CUDA(cudaSetDevice(ordinal)); };
+  parts.drain_device = [] { TILEMM_CUDA(cudaDeviceSynchronize()); };
   return parts;
 }
 

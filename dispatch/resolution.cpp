@@ -8,7 +8,7 @@ bool may_answer(Source source, const Call& call) {
     case Source::cache:
     case Source::preloaded: return !call.force;
     case Source::tuning: return call.policy == TunePolicy::tune_on_miss;
-    case Source::fallback: return call.policy == TunePolicy::off;
+    case Source::fallback: return call.policy != TunePolicy::tune_on_miss;
   }
   return false;
 }

@@ -14,7 +14,7 @@ enum class Source {
   cache,      // a fresh, usable entry of the SQLite cache (tuned here or imported)
   preloaded,  // a usable preloaded entry of this device model, else architecture
   tuning,     // tune now (under the cross-process lease)
-  fallback,   // nearest tuned shape's winner, else the default variant
+  fallback,   // nearest tuned shape's winner, else the default variant (background: queued too)
 };
 
 inline constexpr std::array<Source, 5> kResolutionOrder = {
@@ -29,8 +29,9 @@ struct Call {
 
 // Which sources may answer `call` (the provenance part of the policy; freshness and usability of
 // what a source holds are provenance.hpp's): memory only for gemm(); the cache and the preloaded
-// results unless forced; tuning only under tune_on_miss, the fallback only under off. The memory
-// holds a fallback only until a call may tune (Dispatcher's memo check).
+// results unless forced; tuning only under tune_on_miss, the fallback under off and background
+// (which also queues the shape for its worker). The memory holds a fallback only until a call
+// may tune or queue a tuning (resolves_again in dispatcher.hpp).
 bool may_answer(Source source, const Call& call);
 
 const char* to_string(Source source);

@@ -24,6 +24,9 @@ inline bool dense_leading_dimensions(const Problem& p) {
 // The class a problem is filed under in the cache: "a4-dense", "a1-strided", ...
 std::string class_of(const Problem& p);
 
+// "MxNxK (class)", for log lines.
+std::string describe(const Problem& p);
+
 // Built without allocating, on every gemm() call.
 struct ShapeKey {
   int device;

@@ -9,4 +9,7 @@ ScopedTuneHooks::ScopedTuneHooks(const TuneHooks& hooks) : previous_(installed_h
   installed_hooks = &hooks;
 }
 ScopedTuneHooks::~ScopedTuneHooks() { installed_hooks = previous_; }
+void stop_if_requested(const TuneHooks* hooks) {
+  if (hooks != nullptr && hooks->stop_requested && hooks->stop_requested()) throw TuningStopped();
+}
 }  // namespace tilemm::detail

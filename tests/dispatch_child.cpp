@@ -3,9 +3,13 @@
 // reference, and exits 0 only if all were correct and nothing was compiled or tuned. With
 // --may-tune first, tuning and compiling are allowed (the counts are printed either way). It
 // also prints the CUDA runtime's last error, which tilemm must leave clear after a good call.
+// With --linger-ms N after --may-tune, it waits N ms before returning from main: under
+// TILEMM_TUNE=background, the process then ends while its worker may still be tuning.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 
@@ -15,8 +19,14 @@
 int main(int argc, char** argv) {
   int failures = 0;
   const bool may_tune = argc > 1 && std::string(argv[1]) == "--may-tune";
+  int first_shape = may_tune ? 2 : 1;
+  long linger_ms = 0;
+  if (may_tune && argc > 3 && std::string(argv[2]) == "--linger-ms") {
+    linger_ms = std::atol(argv[3]);
+    first_shape = 4;
+  }
   try {
-    for (int i = may_tune ? 2 : 1; i < argc; ++i) {
+    for (int i = first_shape; i < argc; ++i) {
       long long m = 0, n = 0, k = 0;
       if (std::sscanf(argv[i], "%lldx%lldx%lld", &m, &n, &k) != 3) {
         std::fprintf(stderr, "dispatch_child: bad shape '%s'\n", argv[i]);
@@ -33,6 +43,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dispatch_child: %s\n", e.what());
     return 3;
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(linger_ms));
   std::printf("last_error=%s\n", cudaGetErrorName(cudaGetLastError()));
   std::printf("compilations=%llu tunings=%llu\n",
               static_cast<unsigned long long>(tilemm::nvrtc_compilations()),

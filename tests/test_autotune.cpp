@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "gemm_check.hpp"
 #include "kernel_sources.hpp"
+#include "process_dispatcher.hpp"
 #include "nvrtc_compiler.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
@@ -420,6 +422,81 @@ TEST(CachePath, FollowsTilemmCacheThenXdgThenHome) {
   EXPECT_EQ(cache_path(), "/tmp/home/.cache/tilemm/tuning.db");
   setenv("TILEMM_CACHE", saved.c_str(), 1);
   setenv("HOME", saved_home.c_str(), 1);
+}
+
+// --- TunePolicy::background --------------------------------------------------------------------
+
+// The first call runs a fallback at once, the worker tunes the shape while the caller keeps
+// calling, every result is right throughout, and once the winner is stored later calls run it.
+TEST(Background, CallsStayCorrectWhileTheShapeTunesAndThenRunTheStoredWinner) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::int64_t m = 392, n = 168, k = 232;  // not preloaded, no row-split plan
+  Options background;
+  background.policy = TunePolicy::background;
+  const auto run = [&](const GemmArgs& a) { gemm(a, nullptr, background); };
+  const auto before = tunings_run();
+  const std::string device_key = current_device().model_key();
+  const auto stored = [&] {
+    return cache::TuningStore(cache_path()).find(device_key, m, n, k, "a4-dense", false);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  int calls = 0;
+  while (!stored() && std::chrono::steady_clock::now() < deadline) {
+    const auto check = testing::check_gemm(m, n, k, 1.0f, 0.5f, run);
+    ASSERT_EQ(check.wrong, 0) << "call " << calls << ": " << check.first;
+    ++calls;
+  }
+  const auto entry = stored();
+  ASSERT_TRUE(entry) << "not tuned in the background within 5 minutes";
+  api::process_dispatcher().wait_for_background_tunings();
+  const auto decision =
+      api::process_dispatcher().find(dispatch::key_of(current_device().ordinal, Problem::dense(m, n, k)));
+  ASSERT_TRUE(decision);
+  EXPECT_FALSE(decision->fallback);
+  ASSERT_NE(decision->kernel, nullptr);
+  EXPECT_EQ(variant_name(decision->kernel->variant), entry->winner);
+  EXPECT_EQ(tunings_run(), before + 1);
+  const auto check = testing::check_gemm(m, n, k, 1.0f, 0.5f, run);
+  EXPECT_EQ(check.wrong, 0) << check.first;
+}
+
+// A process under TILEMM_TUNE=background returns from main() while its worker may be compiling,
+// timing or storing: it exits 0 (no crash in a torn-down CUDA runtime, no hang), its results were
+// right, and its cache holds the shape's whole entry or none, and no lease.
+TEST(Background, AProcessEndingMidTuningExitsCleanlyWithAWholeEntryOrNone) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::string shape = "520x264x328";  // not preloaded, no row-split plan
+  const std::string lease_key =
+      current_device().model_key() + "|520x264x328 (" + problem_class(Problem::dense(520, 264, 328)) + ")";
+  for (const int linger_ms : {0, 50, 400, 3000}) {
+    SCOPED_TRACE("linger " + std::to_string(linger_ms) + " ms");
+    testing::TempDir dir;
+    const std::string db = dir.file("tuning.db");
+    const std::string command = "TILEMM_TUNE=background TILEMM_LOG=info TILEMM_CACHE='" + db + "' " +
+                                std::string(TILEMM_DISPATCH_CHILD) + " --may-tune --linger-ms " +
+                                std::to_string(linger_ms) + " " + shape + " 2>&1";
+    const auto start = std::chrono::steady_clock::now();
+    std::FILE* pipe = popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    const auto [output, exited_zero] = finish_child(pipe);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(exited_zero) << output;
+    EXPECT_NE(output.find("shape " + shape + " wrong=0"), std::string::npos) << output;
+    EXPECT_LT(seconds, 120.0) << output;  // the exit waited for one candidate at most
+    cache::TuningStore store(db);
+    if (const auto entry = store.find(current_device().model_key(), 520, 264, 328,
+                                      problem_class(Problem::dense(520, 264, 328)), true)) {
+      EXPECT_FALSE(entry->winner.empty());
+      ASSERT_FALSE(entry->candidates.empty()) << output;
+      bool winner_listed = false;
+      for (const auto& c : entry->candidates)
+        winner_listed |= c.variant == entry->winner && c.status == CandidateStatus::ok;
+      EXPECT_TRUE(winner_listed) << output;
+    }
+    EXPECT_TRUE(store.try_acquire_lease(lease_key, "test", 1.0)) << "a lease was left behind\n"
+                                                                 << output;
+  }
 }
 
 }  // namespace

@@ -261,7 +261,10 @@ TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& pla
                                          std::to_string(events_.size() / 2) + " launches per step");
   TimingResult r;
   sample(launch, plan.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
-  const auto probe = summarize(sample(launch, plan.probe, plan.warmup));
+  const auto gated = [&](int n, int first) {
+    return gate_ ? gate_([&] { return sample(launch, n, first); }) : sample(launch, n, first);
+  };
+  const auto probe = summarize(gated(plan.probe, plan.warmup));
   if (probe.median_ms > give_up_ms || plan.max_samples == 0) {
     r.stats = probe;
     r.pruned = probe.median_ms > give_up_ms;
@@ -269,7 +272,7 @@ TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& pla
   }
   const int n = std::clamp(static_cast<int>(plan.target_ms / std::max(probe.median_ms, 1e-3)),
                            plan.min_samples, plan.max_samples);
-  r.stats = summarize(sample(launch, n, plan.warmup + plan.probe));
+  r.stats = summarize(gated(n, plan.warmup + plan.probe));
   return r;
 }
 

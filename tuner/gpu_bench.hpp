@@ -48,6 +48,12 @@ class GpuBench : public CandidateBench {
   TimingResult time_launch(const Launcher& launch, double give_up_ms);
   TimingResult time_launch(const Launcher& launch, const TimingPlan& plan, double give_up_ms);
 
+  // How the probe and the timed samples are taken: the gate calls `take` (the launches, then
+  // their times) until it returns a sample it keeps. Background tuning's gate keeps only samples
+  // no caller's gemm() overlapped (dispatch/quiet_timing.hpp). Empty, the default: as they come.
+  using SampleGate = std::function<std::vector<float>(const std::function<std::vector<float>()>& take)>;
+  void set_sample_gate(SampleGate gate) { gate_ = std::move(gate); }
+
  private:
   struct Set {
     float* A = nullptr;
@@ -66,6 +72,7 @@ class GpuBench : public CandidateBench {
   std::vector<float> magnitude_;  // naive kernel's |A| x |B| on set 0, M x N
   cudaStream_t stream_ = nullptr;
   std::vector<cudaEvent_t> events_;
+  SampleGate gate_;
 };
 
 // Statistics of a sample of times (median, min, spread (p90 - p10) / median, count).

@@ -24,11 +24,16 @@ namespace tilemm {
 enum class TunePolicy {
   tune_on_miss,  // default: a shape with no fresh result is tuned on its first call
   off,           // never tune: use the nearest tuned shape of this device, else the default variant
+  // The first call runs what `off` would run at once, and a worker thread of the device tunes
+  // the shape (through the tune_on_miss path: the lease, the cache); later calls run the winner
+  // once it is stored. docs/tuning.md, "Background tuning", says what a caller sees.
+  background,
 };
 
 struct Options {
-  // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off (read once per
-  // process: see policy_from_environment).
+  // Unset: from the environment, TILEMM_TUNE=off selects TunePolicy::off and
+  // TILEMM_TUNE=background TunePolicy::background (read once per process: see
+  // policy_from_environment).
   TunePolicy policy = policy_from_environment();
   bool force = false;  // autotune(): re-tune even when a fresh result is cached
   // Called while tuning, from the tuning thread, after each candidate: (done, total).
@@ -40,9 +45,9 @@ struct Options {
   // (autotune() and gemm() throw InvalidArgument otherwise). Unset: budget_from_environment().
   double tune_budget_ms = budget_from_environment();
 
-  // TunePolicy::off if TILEMM_TUNE is exactly "off", else tune_on_miss. The variable is read on
-  // the first call in the process and that answer kept: later changes to the environment are not
-  // seen. Cost after the first call: returns a stored value (no getenv), so default-constructing
+  // TunePolicy::off if TILEMM_TUNE is exactly "off", background if it is exactly "background",
+  // else tune_on_miss. The variable is read on the first call in the process and that answer
+  // kept: later changes to the environment are not seen. Cost after the first call: returns a stored value (no getenv), so default-constructing
   // Options on every gemm() call stays cheap.
   static TunePolicy policy_from_environment();
 
@@ -108,7 +113,8 @@ struct AutotuneResult {
 // dimensions and 16-byte-aligned pointers (what cudaMalloc returns). Looks in the SQLite cache,
 // then the preloaded caches; on a miss (or with options.force) it tunes, unless options.policy
 // is TunePolicy::off: then it returns, with source fallback and no candidates, the variant gemm()
-// would run (nearest tuned shape or the default). Tuning compiles every candidate with NVRTC in
+// would run (nearest tuned shape or the default). Under TunePolicy::background it returns that
+// fallback too, without waiting, and queues the shape for the device's background worker. Tuning compiles every candidate with NVRTC in
 // parallel, verifies each, times each (tens of milliseconds per candidate), and stores the result
 // and the winner's CUBIN. Whatever the source, the winner is loaded and its CUBIN cached, so
 // later gemm() calls compile nothing. Touches the disk; synchronizes the device while tuning.
@@ -120,7 +126,9 @@ AutotuneResult autotune(const Problem& problem, const Options& options = {});
 // C = alpha * A * B + beta * C (see gemm.hpp for the exact contract and its errors), run with
 // the winner for this device and problem. After the first call of a shape in a process it costs
 // one in-memory lookup and one kernel launch: no SQLite query, no compilation. The first call of
-// a shape may tune (policy tune_on_miss) or load a cached CUBIN. Asynchronous on `stream`.
+// a shape may tune (policy tune_on_miss) or load a cached CUBIN; under TunePolicy::background it
+// runs the fallback and queues the tuning, and a later call runs the winner once the worker has
+// stored it. Asynchronous on `stream`.
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,
           std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
           std::int64_t ldc, cudaStream_t stream = nullptr, const Options& options = {});

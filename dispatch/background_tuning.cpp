@@ -1,0 +1,154 @@
+#include "background_tuning.hpp"
+
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "log.hpp"
+#include "quiet_timing.hpp"
+
+namespace tilemm::dispatch {
+
+using detail::log;
+using detail::LogLevel;
+
+namespace {
+
+// Every live BackgroundTuning, for the exit handler. Never destroyed: the handler runs during
+// exit, after static objects constructed later than its registration are gone.
+struct LiveTunings {
+  std::mutex mutex;
+  std::set<BackgroundTuning*> all;
+};
+LiveTunings& live_tunings() {
+  static auto* live = new LiveTunings();
+  return *live;
+}
+
+// At exit, before the CUDA runtime tears itself down (it registered its own teardown earlier,
+// when it initialized, and atexit handlers run in reverse order): a worker still tuning would
+// otherwise call into a runtime that is gone, or be destroyed while joinable.
+void stop_all_at_exit() {
+  LiveTunings& live = live_tunings();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  for (BackgroundTuning* tuning : live.all) tuning->stop();
+}
+
+}  // namespace
+
+BackgroundTuning::BackgroundTuning(Run run, std::string lease_owner,
+                                   std::function<void(int ordinal)> enter_device,
+                                   std::function<void()> drain_device)
+    : run_(std::move(run)),
+      lease_owner_(std::move(lease_owner)),
+      enter_device_(std::move(enter_device)),
+      drain_device_(std::move(drain_device)) {
+  LiveTunings& live = live_tunings();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  live.all.insert(this);
+}
+
+BackgroundTuning::~BackgroundTuning() {
+  {
+    // Waits for an exit handler that is stopping this instance right now.
+    LiveTunings& live = live_tunings();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    live.all.erase(this);
+  }
+  stop();
+}
+
+bool BackgroundTuning::enqueue(BackgroundJob job) {
+  // Registered on the first job of the process: the caller has initialized the CUDA runtime by
+  // now (the fallback it runs is loaded), so this handler runs before the runtime's teardown.
+  static std::once_flag exit_handler;
+  std::call_once(exit_handler, [] { std::atexit(stop_all_at_exit); });
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_ || !pending_.insert(job.key).second) return false;
+  const int ordinal = job.device.ordinal;
+  Worker& worker = workers_[ordinal];
+  worker.queue.push_back(std::move(job));
+  if (!worker.thread.joinable()) worker.thread = std::thread([this, ordinal] { work(ordinal); });
+  changed_.notify_all();
+  return true;
+}
+
+void BackgroundTuning::stop() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    for (auto& [ordinal, worker] : workers_) {
+      for (const BackgroundJob& job : worker.queue) pending_.erase(job.key);
+      worker.queue.clear();
+      if (worker.thread.joinable()) threads.push_back(std::move(worker.thread));
+    }
+    changed_.notify_all();
+  }
+  for (std::thread& t : threads) {
+    // exit() called on a worker itself (from a progress callback, say) cannot join it.
+    if (t.get_id() == std::this_thread::get_id())
+      t.detach();
+    else
+      t.join();
+  }
+}
+
+void BackgroundTuning::wait_until_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return pending_.empty(); });
+}
+
+void BackgroundTuning::work(int ordinal) {
+  bool entered = true;
+  try {
+    if (enter_device_) enter_device_(ordinal);
+  } catch (const std::exception& e) {
+    log(LogLevel::warn, "background tuning on device " + std::to_string(ordinal) +
+                            " is unavailable, its shapes keep their fallbacks: " + e.what());
+    entered = false;
+  }
+  while (true) {
+    BackgroundJob job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      Worker& worker = workers_[ordinal];
+      changed_.wait(lock, [&] { return stopping_ || !worker.queue.empty(); });
+      if (stopping_) return;
+      job = std::move(worker.queue.front());
+      worker.queue.pop_front();
+    }
+    if (entered) run_one(job);
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.erase(job.key);
+    changed_.notify_all();
+  }
+}
+
+void BackgroundTuning::run_one(const BackgroundJob& job) {
+  const auto stop_requested = [this] { return stopping_.load(); };
+  QuietSampler sampler(job.device.ordinal, drain_device_, stop_requested);
+  detail::TuneHooks hooks;
+  hooks.stop_requested = stop_requested;
+  hooks.lease_owner = lease_owner_;
+  hooks.sample_gate = [&sampler](const std::function<std::vector<float>()>& take) {
+    return sampler(take);
+  };
+  const detail::ScopedTuneHooks installed(hooks);
+  const std::string shape = describe(job.problem);
+  try {
+    const AutotuneResult r = run_(job);
+    log(LogLevel::info, "background tuning of " + shape + " done: " + r.winner + " (" +
+                            to_string(r.source) + "), later calls run it; " +
+                            std::to_string(sampler.discarded()) +
+                            " timing samples retaken because a caller's gemm() ran during them");
+  } catch (const detail::TuningStopped&) {
+    log(LogLevel::info, "background tuning of " + shape + " stopped at exit; nothing stored");
+  } catch (const std::exception& e) {
+    log(LogLevel::warn, "background tuning of " + shape + " failed, the shape keeps its fallback: " +
+                            e.what());
+  }
+  discarded_samples_ += sampler.discarded();
+}
+
+}  // namespace tilemm::dispatch
