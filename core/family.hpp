@@ -85,6 +85,7 @@ std::vector<std::string> no_extra_kernels(const Variant&);        // extra_kerne
 void enqueue_gemm(const LaunchRequest& request);                  // enqueue: see below
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&);  // pruning_hint: ""
 std::string any_problem(const Variant&, const Problem&);          // check_problem: every shape
+Precision computes_fp32(const Variant&);                          // precision: highest
 
 struct Family {
   // The first part of every variant name; no '_' (names are split on it).
@@ -108,6 +109,10 @@ struct Family {
   // Why `problem` lies outside the shapes this variant serves (gemvm only M <= 16, say); empty
   // when inside. can_run() asks it, so the tuner never compiles or times such a pair.
   std::string (*check_problem)(const Variant&, const Problem&) = any_problem;
+
+  // The precision a variant computes at (tilemm/precision.hpp): which problems it may serve and
+  // which tuning spaces hold it. The FP32 FFMA families keep the default, highest.
+  Precision (*precision)(const Variant&) = computes_fp32;
 
   // Grid, block and dynamic shared memory of the GEMM kernel (with the 64-bit grid sizes that
   // can_run compares with the device's limits, and that the tuner counts blocks by). Required.

@@ -25,7 +25,7 @@ void check_family(const Family& f) {
   if (f.check_params == nullptr || f.geometry == nullptr || f.shared_bytes == nullptr ||
       f.required_alignment == nullptr || f.workspace_bytes == nullptr ||
       f.extra_kernels == nullptr || f.enqueue == nullptr || f.pruning_hint == nullptr ||
-      f.check_problem == nullptr)
+      f.check_problem == nullptr || f.precision == nullptr)
     refuse("leaves a required function unset (geometry and shared_bytes have no default)");
 }
 

@@ -116,6 +116,18 @@ std::vector<Variant> variant_space() {
 // gemm() launches; how it compares with the textbook tile it replaced: docs/kernels.md.
 Variant default_variant() { return parse_variant("warptile_bm64_bn128_bk16_wm32_wn64_tm4_tn4_v1_mb1"); }
 
+Precision precision_of(const Variant& v) {
+  const auto& family = find_family(v.family);
+  return family.precision(v);
+}
+
+std::vector<Variant> variant_space(Precision precision) {
+  std::vector<Variant> out;
+  for (auto& v : variant_space())
+    if (precision_of(v) == precision) out.push_back(std::move(v));
+  return out;
+}
+
 Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment) {
   Problem p;
   p.M = M;
@@ -158,6 +170,9 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
               "." + std::to_string(least % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
 
+  if (const Precision offered = family->precision(v); !serves(offered, problem.precision))
+    return no(std::string("it computes at precision ") + to_string(offered) +
+              ", less accurate than the problem's " + to_string(problem.precision));
   if (std::string why = family->check_problem(v, problem); !why.empty()) return no(why);
 
   const auto g = family->geometry(v, problem);
