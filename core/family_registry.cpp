@@ -33,7 +33,7 @@ std::vector<Family>& registry() {
   static std::vector<Family> all = [] {
     std::vector<Family> list = {naive_family(),    tiled_family(),  warptile_family(),
                                 splitk_family(),   padded_family(), clusterk_family(),
-                                gemvn_family(),    gemvm_family()};
+                                gemvn_family(),    gemvm_family(),  tf32mma_family()};
     for (const auto& f : list) check_family(f);
     return list;
   }();

@@ -128,6 +128,19 @@ std::vector<Variant> variant_space(Precision precision) {
   return out;
 }
 
+// For high and medium: a 128x128 tensor-core tile of 8 warps, 4-byte copies so that it runs
+// every alignment. Like default_variant(), a guess that runs every shape, not a measured winner.
+Variant default_variant(Precision precision) {
+  switch (precision) {
+    case Precision::highest: break;
+    case Precision::high:
+      return parse_variant("tf32mma_bm128_bn128_bk16_wm64_wn32_st4_sp3_v1");
+    case Precision::medium:
+      return parse_variant("tf32mma_bm128_bn128_bk16_wm64_wn32_st4_sp1_v1");
+  }
+  return default_variant();
+}
+
 Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment) {
   Problem p;
   p.M = M;

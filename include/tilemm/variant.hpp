@@ -52,6 +52,10 @@ Precision precision_of(const Variant& v);
 // the space of tilemm before precision modes).
 std::vector<Variant> variant_space(Precision precision);
 
+// The variant used for `precision` when nothing better is known: default_variant() for highest,
+// a tensor-core variant for high and medium (sm_80+ only: a caller checks can_run, and falls
+// back to default_variant(), which is more accurate, on older devices).
+Variant default_variant(Precision precision);
 
 // A GEMM problem as far as the choice of variant is concerned: its shape, leading dimensions
 // and the alignment class of its pointers and leading dimensions.
