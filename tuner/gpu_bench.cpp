@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "error_bound.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "log.hpp"
@@ -218,8 +219,7 @@ CheckResult GpuBench::verify_launch(const Launcher& launch) {
                            static_cast<std::size_t>(problem_.ldc) * sizeof(float),
                            static_cast<std::size_t>(problem_.N) * sizeof(float),
                            static_cast<std::size_t>(problem_.M), cudaMemcpyDeviceToHost));
-  // Both results carry FP32 rounding of a K-term sum: twice the single-result bound.
-  const double unit = 2.0 * static_cast<double>(problem_.K + 3) * std::ldexp(1.0, -24);
+  const double unit = error_bound_unit(problem_.precision, problem_.K);
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < c.size(); ++i) {
     const double err = std::fabs(static_cast<double>(c[i]) - reference_[i]);
