@@ -73,6 +73,7 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.N = problem.N;
   e.K = problem.K;
   e.problem_class = class_of(problem);
+  e.precision = problem.precision;
   e.winner = outcome.winner;
   e.median_ms = outcome.median_ms;
   e.tflops = detail::tflops(problem, outcome.median_ms);
@@ -93,8 +94,11 @@ std::string class_of(const Problem& p) {
 }
 
 std::string describe(const Problem& p) {
+  // Highest is left out: its lines and lease keys read as they did before precision modes.
+  const std::string precision =
+      p.precision == Precision::highest ? "" : std::string(", ") + to_string(p.precision);
   return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " (" +
-         class_of(p) + ")";
+         class_of(p) + precision + ")";
 }
 
 bool resolves_again(const Decision& decision, TunePolicy policy) {
@@ -311,7 +315,8 @@ std::optional<cache::StoredEntry> Dispatcher::usable_entry(const DeviceInfo& dev
 std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& device,
                                                               const Problem& problem) {
   return cache::find_preloaded(parts_.preloaded(), device.model_key(), device.arch(), problem.M,
-                               problem.N, problem.K, class_of(problem), running_versions(device));
+                               problem.N, problem.K, class_of(problem), running_versions(device),
+                               problem.precision);
 }
 
 // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
@@ -490,11 +495,12 @@ std::vector<tuner::MeasuredShape> Dispatcher::history_for(const DeviceInfo& devi
   const auto listed = with_store("cache listing failed", std::vector<cache::StoredEntry>{},
                                  [&](ResultStore& store) { return store.list(device.model_key()); });
   return measured_shapes(listed, parts_.preloaded(), device, class_of(problem),
-                         running_versions(device));
+                         running_versions(device), problem.precision);
 }
 
-// Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device
-// and class that can run this problem, else the default variant, else naive.
+// Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device,
+// class and precision that can run this problem, else the precision's default variant, else
+// (a precision whose kernels this device lacks) the default variant, else naive.
 Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& problem) {
   std::optional<Variant> best;
   std::string best_source;
@@ -504,7 +510,7 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
   // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
   // kernel this build can run) and winners that cannot run this problem do not count.
   const auto consider = [&](const cache::StoredEntry& e, const char* source) {
-    if (e.problem_class != wanted_class) return;
+    if (e.problem_class != wanted_class || e.precision != problem.precision) return;
     const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                      std::fabs(std::log(double(e.N) / double(problem.N))) +
                      std::fabs(std::log(double(e.K) / double(problem.K)));
@@ -529,10 +535,18 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
                             variant_name(*best) + " (" + best_source + ")");
     return *best;
   }
-  const Variant fallback =
-      can_run(default_variant(), device, problem) ? default_variant() : parse_variant("naive");
+  Variant fallback = parse_variant("naive");
+  for (const Variant& v : {default_variant(problem.precision), default_variant()})
+    if (can_run(v, device, problem)) {
+      fallback = v;
+      break;
+    }
+  std::string accuracy;
+  if (const Precision runs = precision_of(fallback); runs != problem.precision)
+    accuracy = std::string(" (precision ") + to_string(runs) + ": this device has no " +
+               to_string(problem.precision) + " kernel for it)";
   log(LogLevel::info, "tuning is off and nothing is tuned near " + describe(problem) +
-                          ": default variant " + variant_name(fallback));
+                          ": default variant " + variant_name(fallback) + accuracy);
   return fallback;
 }
 

@@ -11,6 +11,7 @@
 
 #include "budgeted_search.hpp"
 #include "family_registry.hpp"
+#include "log.hpp"
 #include "search_candidate.hpp"
 #include "tilemm/error.hpp"
 
@@ -202,21 +203,36 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   if (!settings.now_ms) settings.now_ms = steady_now_ms;
   const bool budgeted = settings.budget_ms > 0;
   const double deadline_ms = settings.now_ms() + settings.budget_ms;
-  const std::vector<Variant> space = settings.space.empty() ? variant_space() : settings.space;
-
   std::vector<Pending> pending;
   std::vector<CandidateResult> rejected;
-  for (const auto& v : space) {
-    CandidateResult r;
-    r.variant = variant_name(v);
-    if (record_skip(r, settings)) {
-      rejected.push_back(std::move(r));
-    } else if (const Verdict verdict = can_run(v, device, problem); !verdict) {
-      r.status = CandidateStatus::cannot_run;
-      r.reason = verdict.reason;
-      rejected.push_back(std::move(r));
-    } else {
-      pending.push_back({v, std::move(r), std::nullopt});
+  const auto admit = [&](const std::vector<Variant>& space) {
+    for (const auto& v : space) {
+      CandidateResult r;
+      r.variant = variant_name(v);
+      if (record_skip(r, settings)) {
+        rejected.push_back(std::move(r));
+      } else if (const Verdict verdict = can_run(v, device, problem); !verdict) {
+        r.status = CandidateStatus::cannot_run;
+        r.reason = verdict.reason;
+        rejected.push_back(std::move(r));
+      } else {
+        pending.push_back({v, std::move(r), std::nullopt});
+      }
+    }
+  };
+  if (!settings.space.empty()) {
+    admit(settings.space);
+  } else {
+    admit(variant_space(problem.precision));
+    // No kernel of the problem's precision runs here (a device before sm_80): the FP32 FFMA
+    // kernels serve it, more accurate than it asked for, never less (docs/tuning.md).
+    if (pending.empty() && problem.precision != Precision::highest) {
+      detail::log(detail::LogLevel::warn,
+                  std::string("no kernel of precision ") + to_string(problem.precision) +
+                      " can run this problem on " + device.name + " (" +
+                      (rejected.empty() ? std::string("none exists") : rejected.front().reason) +
+                      "): tuning the FP32 (highest) kernels, which are more accurate");
+      admit(variant_space(Precision::highest));
     }
   }
 
