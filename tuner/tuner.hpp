@@ -51,7 +51,9 @@ struct TuneSettings {
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and
-// launch failures are recorded, never thrown. Throws tilemm::Error only when no candidate
+// launch failures are recorded, never thrown. With the default space, a problem of precision
+// high or medium none of whose kernels met its bound is tuned again over the FP32 (highest)
+// kernels, the failed candidates kept in the list (logged). Throws tilemm::Error only when no candidate
 // passed (the statuses are in the message).
 TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
                  const TuneSettings& settings = {});
