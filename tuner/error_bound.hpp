@@ -17,4 +17,11 @@ namespace tilemm::tuner {
 // inputs each rounded to TF32 (unit roundoff 2^-11). Cost: a few floating-point operations.
 double error_bound_unit(Precision precision, std::int64_t K);
 
+// The relative error of one product a*b that a kernel of `precision` adds to FP32's rounding,
+// in units of the element of |A| |B| (summed over K it stays that, relative to the sum of |a b|):
+// 0 for highest; 12 * 2^-24 for high (3xTF32: the omitted small_a * small_b, at most 2^-22, and
+// the rounding of each small part to TF32, 2^-22 each); 2^-10 + 2^-22 for medium (each input
+// rounded to TF32, unit roundoff 2^-11). For checks against a float64 reference. Cost: none.
+double product_error(Precision precision);
+
 }  // namespace tilemm::tuner
