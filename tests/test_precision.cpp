@@ -12,6 +12,7 @@
 #include "family_registry.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/autotune.hpp"
+#include "tilemm/error.hpp"
 #include "tilemm/precision.hpp"
 #include "tilemm/tilemm.h"
 #include "tuner.hpp"
@@ -201,7 +202,7 @@ TEST(PrecisionTuner, WhenNoKernelOfThePrecisionMeetsItsBoundTheFp32KernelsServe)
   settings.compile = testing::fake_compile;
   settings.compile_threads = 1;
   const auto out = tuner::tune(testing::synthetic_h200(),
-                               with_precision(Problem::dense(512, 512, 2, 4), Precision::high),
+                               with_precision(Problem::dense(512, 512, 4, 4), Precision::high),
                                bench, settings);
   EXPECT_EQ(precision_of(parse_variant(out.winner)), Precision::highest);
   std::size_t wrong = 0;
@@ -212,7 +213,7 @@ TEST(PrecisionTuner, WhenNoKernelOfThePrecisionMeetsItsBoundTheFp32KernelsServe)
   tuner::TuneSettings given = settings;
   given.space = variant_space(Precision::high);
   EXPECT_THROW(tuner::tune(testing::synthetic_h200(),
-                           with_precision(Problem::dense(512, 512, 2, 4), Precision::high), bench,
+                           with_precision(Problem::dense(512, 512, 4, 4), Precision::high), bench,
                            given),
                Error);
 }
@@ -231,7 +232,7 @@ TEST(PrecisionCApi, SetAndGetRoundTripAndOtherValuesAreRefused) {
   ASSERT_EQ(tilemmSetPrecision(TILEMM_PRECISION_HIGH), TILEMM_STATUS_SUCCESS);
   ASSERT_EQ(tilemmGetPrecision(&p), TILEMM_STATUS_SUCCESS);
   EXPECT_EQ(p, TILEMM_PRECISION_HIGH);
-  EXPECT_EQ(tilemmSetPrecision(static_cast<tilemmPrecision_t>(7)), TILEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(tilemmSetPrecision(static_cast<tilemmPrecision_t>(3)), TILEMM_STATUS_INVALID_VALUE);
   EXPECT_NE(std::string(tilemmGetLastErrorMessage()).find("precision"), std::string::npos);
   ASSERT_EQ(tilemmGetPrecision(&p), TILEMM_STATUS_SUCCESS);
   EXPECT_EQ(p, TILEMM_PRECISION_HIGH);  // unchanged by the refused value

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> precision_names = {
       tilemm::to_string(tilemm::Options::precision_from_environment())};
   cli.app()
-      ->add_option("--precision", precision_names,
+      .add_option("--precision", precision_names,
                    "tilemm's precision modes to run, e.g. highest,high,medium: one tilemm row "
                    "each (default: $TILEMM_PRECISION, else highest)")
       ->option_text("LIST")
