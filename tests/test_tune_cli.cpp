@@ -624,7 +624,7 @@ TEST(TuneCliCache, ImportMemoryDoesNotGrowWithTheFile) {
       one["m"] = i + 1;
       out << one.dump(2) << (i + 1 < count ? ",\n" : "\n");
     }
-    out << "], \"format\": \"tilemm-tuning\", \"format_version\": 1}\n";
+    out << "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
   };
   const std::string file = dir.file("large.json"), warm_up = dir.file("small.json");
   constexpr int kEntries = 20000;

@@ -248,7 +248,7 @@ TEST(TuningJson, ErrorsKeepTheirOrderWhereverTheFormatFieldsAre) {
   const std::string bad_entry = R"({"entries": [{"m": 1}], )";
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1})"), "entries[0].device_key");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "other", "format_version": 1})"), "format");
-  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 2})"), "format_version");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 3})"), "format_version");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1)"), "document");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning"})"), "format_version");
   EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": 7})"), "entries");
@@ -279,7 +279,7 @@ class GeneratedDocument : public std::streambuf {
     } else if (next_ <= entries_) {
       chunk_ = entry_text_(next_ - 1) + (next_ < entries_ ? ",\n" : "\n");
     } else {
-      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 1}\n";
+      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
     }
     ++next_;
     bytes_ += chunk_.size();
@@ -319,7 +319,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
   // The same text in one piece gives the same entries.
   std::string whole = "{\"entries\": [";
   for (std::size_t i = 0; i < 3; ++i) whole += (i ? "," : "") + text_of(i);
-  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 1}";
+  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 2}";
   std::istringstream piece(whole);
   std::vector<StoredEntry> streamed;
   read_entries_json(piece, detail::why_not_a_known_name, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
@@ -335,7 +335,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
 TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
   std::size_t seen = 0;
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
-  doc["format_version"] = 2;
+  doc["format_version"] = 3;
   std::istringstream in(doc.dump());  // "entries" comes before "format_version"
   try {
     read_entries_json(in, detail::why_not_a_known_name, [&](StoredEntry&&) { ++seen; });
