@@ -7,22 +7,32 @@
 
 namespace tilemm::cache {
 
-const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
-  static const std::vector<StoredEntry> all = [&] {
-    std::vector<StoredEntry> out;
-    for (const auto& file : detail::embedded_preloaded()) {
-      try {
-        for (auto& e : entries_from_json(std::string(file.source), names)) {
-          e.source = "preloaded";
-          out.push_back(std::move(e));
-        }
-      } catch (const InvalidArgument& e) {
-        detail::log(detail::LogLevel::warn, "preloaded cache " + std::string(file.file) +
-                                                " skipped: " + e.what());
+std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTemplate>& files,
+                                        const NameCheck& names) {
+  std::vector<StoredEntry> out;
+  for (const auto& file : files) {
+    try {
+      for (auto& e : entries_from_json(std::string(file.source), names)) {
+        e.source = "preloaded";
+        out.push_back(std::move(e));
       }
+    } catch (const InvalidArgument& e) {
+      detail::log(detail::LogLevel::warn, "preloaded cache " + std::string(file.file) +
+                                              " skipped: " + e.what());
     }
-    return out;
-  }();
+  }
+  return out;
+}
+
+const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
+  static const std::vector<StoredEntry> all =
+      read_preloaded(detail::embedded_preloaded(), names);
+  return all;
+}
+
+const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
+  static const std::vector<StoredEntry> all =
+      read_preloaded(detail::embedded_preloaded_headers(), names);
   return all;
 }
 
