@@ -99,13 +99,14 @@ void time_by_successive_halving(
   const TimingPlan full = bench.timing_plan();
   const auto now = settings.now_ms;
 
-  // Screening: verify each, then a warm-up and a short probe (no repetitions).
+  // Screening: verify each, then a warm-up, a short probe and a few repetitions.
   TimingPlan screen;
   screen.warmup = 1;
   screen.probe = 3;
-  screen.min_samples = screen.max_samples = 0;
+  screen.min_samples = 3;
+  screen.max_samples = 20;
+  screen.target_ms = kScreeningTargetMs;
   screen = capped(screen, full);
-  screen.max_samples = 0;
   double best = std::numeric_limits<double>::infinity();
   int screened = 0;
   const int selected = static_cast<int>(in_the_running(candidates).size());

@@ -18,10 +18,13 @@ namespace tilemm::tuner {
 // with a device synchronization) plus about kLaunchesPerCandidate launches over the whole halving.
 // At least kFewestSelected (a poor estimate must not leave a single guess), at most
 // kMostSelected.
-inline constexpr double kCandidateOverheadMs = 10.0;
+inline constexpr double kCandidateOverheadMs = 5.0;
 inline constexpr int kLaunchesPerCandidate = 8;
 inline constexpr int kFewestSelected = 4;
-inline constexpr int kMostSelected = 64;
+inline constexpr int kMostSelected = 128;
+// The screening times each candidate for about this long (3 to 20 launches after the probe), so
+// that kernels of a few microseconds, whose single launches are noisy, are compared on more.
+inline constexpr double kScreeningTargetMs = 0.5;
 int candidates_within_budget(double budget_ms, double launch_ms);
 
 // Compiles (or fetches: settings.compile) the candidates still in the running that have no
