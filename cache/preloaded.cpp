@@ -24,15 +24,18 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
   return out;
 }
 
+// Never destroyed: a background tuning thread may still read them while the process exits
+// (dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
+// of statics built later than it was registered).
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
-  static const std::vector<StoredEntry> all =
-      read_preloaded(detail::embedded_preloaded(), names);
+  static const auto& all =
+      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded(), names));
   return all;
 }
 
 const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
-  static const std::vector<StoredEntry> all =
-      read_preloaded(detail::embedded_preloaded_headers(), names);
+  static const auto& all =
+      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded_headers(), names));
   return all;
 }
 

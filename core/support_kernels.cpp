@@ -38,7 +38,7 @@ const SupportModule& module_of(std::string_view kernel) {
 // one of its kernels is asked for there, and kept for the process (see kernel_library.cpp for
 // why libraries are never unloaded).
 cudaKernel_t support_kernel(const DeviceInfo& device, std::string_view name) {
-  static std::mutex mutex;
+  static auto& mutex = *new std::mutex();  // never destroyed: see kernel_library.cpp
   static auto* kernels = new std::map<std::pair<int, std::string_view>, cudaKernel_t>();
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = kernels->find({device.ordinal, name}); it != kernels->end()) return it->second;
@@ -72,7 +72,8 @@ unsigned blocks_for(std::int64_t count, unsigned per_block) {
 }  // namespace
 
 const std::vector<SupportModule>& support_modules() {
-  static const std::vector<SupportModule> modules = {
+  // Never destroyed: a background tuning may load its kernels while the process exits.
+  static const auto& modules = *new std::vector<SupportModule>{
       {"transpose.cu", {"tilemm_transpose"}},
       {"verification.cu",
        {"tilemm_fill_uniform", "tilemm_reference_product", "tilemm_count_outside_bound"}},

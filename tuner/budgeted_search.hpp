@@ -21,7 +21,7 @@ namespace tilemm::tuner {
 inline constexpr double kCandidateOverheadMs = 5.0;
 inline constexpr int kLaunchesPerCandidate = 8;
 inline constexpr int kFewestSelected = 4;
-inline constexpr int kMostSelected = 128;
+inline constexpr int kMostSelected = 400;
 // The screening times each candidate for about this long (3 to 20 launches after the probe), so
 // that kernels of a few microseconds, whose single launches are noisy, are compared on more.
 inline constexpr double kScreeningTargetMs = 0.5;
