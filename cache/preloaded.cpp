@@ -7,22 +7,35 @@
 
 namespace tilemm::cache {
 
-const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
-  static const std::vector<StoredEntry> all = [&] {
-    std::vector<StoredEntry> out;
-    for (const auto& file : detail::embedded_preloaded()) {
-      try {
-        for (auto& e : entries_from_json(std::string(file.source), names)) {
-          e.source = "preloaded";
-          out.push_back(std::move(e));
-        }
-      } catch (const InvalidArgument& e) {
-        detail::log(detail::LogLevel::warn, "preloaded cache " + std::string(file.file) +
-                                                " skipped: " + e.what());
+std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTemplate>& files,
+                                        const NameCheck& names) {
+  std::vector<StoredEntry> out;
+  for (const auto& file : files) {
+    try {
+      for (auto& e : entries_from_json(std::string(file.source), names)) {
+        e.source = "preloaded";
+        out.push_back(std::move(e));
       }
+    } catch (const InvalidArgument& e) {
+      detail::log(detail::LogLevel::warn, "preloaded cache " + std::string(file.file) +
+                                              " skipped: " + e.what());
     }
-    return out;
-  }();
+  }
+  return out;
+}
+
+// Never destroyed: a background tuning thread may still read them while the process exits
+// (dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
+// of statics built later than it was registered).
+const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
+  static const auto& all =
+      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded(), names));
+  return all;
+}
+
+const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
+  static const auto& all =
+      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded_headers(), names));
   return all;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_sources.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
@@ -14,7 +15,25 @@ namespace tilemm::cache {
 // Every entry of every embedded preloaded file, parsed and validated (names by `names`) once per
 // process: the first call's check serves every later one, so pass the running build's. A file that
 // fails validation is skipped with a warning. Their source is "preloaded".
+// Cost: reads every candidate table, the bulk of the files (tens of milliseconds for the shipped
+// H200 file); what needs no candidates asks preloaded_headers().
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names);
+
+// The same entries without their candidate tables (each entry's candidates empty), parsed once
+// per process like preloaded_entries() and independently of it: what a gemm() needs (shape,
+// class, device, versions, winner, times). They come from copies of the files whose tables the
+// build removed (detail::embedded_preloaded_headers(), made by cache/candidate_tables.hpp: the
+// rest of the text is unchanged), read by the same validating reader; so a file skipped for a bad
+// field outside its tables is skipped here too, with the same warning. The checks of the tables
+// themselves (each candidate's fields, the winner among them and ok) are made by
+// preloaded_entries() only; the test suite checks that both agree on every embedded file.
+// Cost: a parse of a few hundred bytes per entry; no candidate is read.
+const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names);
+
+// The entries of `files` (the embedded ones, or a test's), source "preloaded"; a file that fails
+// validation is skipped with a warning naming it. Cost: parses every file.
+std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTemplate>& files,
+                                        const NameCheck& names);
 
 // Whether a preloaded entry counts for this device: one of its model or architecture and fresh
 // for `running` (is_stale: made from this build's kernel templates, so that its winner exists and

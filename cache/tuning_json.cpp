@@ -176,13 +176,14 @@ CandidateResult read_candidate(const Reader& r, std::int64_t M, const NameCheck&
 }
 
 StoredEntry read_entry(const Reader& r, const NameCheck& names) {
-  static const std::regex key_pattern(R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)");
-  static const std::regex arch_pattern(R"(sm_[0-9]{2,3})");
-  static const std::regex class_pattern(R"(a[124]-(dense|strided))");
-  static const std::regex time_pattern(R"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)");
-  static const std::regex version_pattern(R"([0-9A-Za-z.+-]{1,64})");
-  static const std::regex hash_pattern(R"([0-9a-f]{16})");
-  static const std::regex source_pattern(R"(tuned|imported|preloaded)");
+  // Never destroyed: a background tuning may read the preloaded results while the process exits.
+  static const auto& key_pattern = *new std::regex(R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)");
+  static const auto& arch_pattern = *new std::regex(R"(sm_[0-9]{2,3})");
+  static const auto& class_pattern = *new std::regex(R"(a[124]-(dense|strided))");
+  static const auto& time_pattern = *new std::regex(R"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)");
+  static const auto& version_pattern = *new std::regex(R"([0-9A-Za-z.+-]{1,64})");
+  static const auto& hash_pattern = *new std::regex(R"([0-9a-f]{16})");
+  static const auto& source_pattern = *new std::regex(R"(tuned|imported|preloaded)");
   constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
 
   StoredEntry e;
@@ -215,7 +216,7 @@ StoredEntry read_entry(const Reader& r, const NameCheck& names) {
   e.versions.driver_version = static_cast<int>(r.integer("driver_version", 1, 1000000));
   e.source = r.text("source", source_pattern, "one of tuned, imported, preloaded");
   // Optional: an entry written by hand or by another tool may name just its winner.
-  static const json no_candidates = json::array();
+  static const auto& no_candidates = *new json(json::array());  // never destroyed, like the patterns
   const json& candidates = r.has("candidates") ? r.array("candidates") : no_candidates;
   std::set<std::string> seen;
   bool winner_listed = false;
@@ -329,7 +330,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
   std::size_t finish() {
     if (!root_is_object_) throw InvalidArgument("document", "must be a JSON object");
     const Reader root(members_, "");
-    static const std::regex format_pattern(kJsonFormatName);
+    static const auto& format_pattern = *new std::regex(kJsonFormatName);
     root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
     const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
     if (version != kJsonFormatVersion && version != kFirstVersion)

@@ -29,14 +29,15 @@ void check_family(const Family& f) {
     refuse("leaves a required function unset (geometry and shared_bytes have no default)");
 }
 
+// Never destroyed: a background tuning thread may still ask it while the process exits.
 std::vector<Family>& registry() {
-  static std::vector<Family> all = [] {
+  static auto& all = *new std::vector<Family>([] {
     std::vector<Family> list = {naive_family(),    tiled_family(),  warptile_family(),
                                 splitk_family(),   padded_family(), clusterk_family(),
                                 gemvn_family(),    gemvm_family(),  tf32mma_family()};
     for (const auto& f : list) check_family(f);
     return list;
-  }();
+  }());
   return all;
 }
 

@@ -19,6 +19,9 @@ const std::vector<EmbeddedTemplate>& embedded_templates();
 const std::vector<EmbeddedTemplate>& embedded_support_kernels();
 // The preloaded tuning caches (cache/preloaded/*.json), embedded the same way.
 const std::vector<EmbeddedTemplate>& embedded_preloaded();
+// The same files without their candidate tables (cache/candidate_tables.hpp), under the same
+// names: the preloaded entries' headers.
+const std::vector<EmbeddedTemplate>& embedded_preloaded_headers();
 
 // Makes find_template() find `source` too (see register_extra_family). Keeps the pointers.
 void register_extra_template(const EmbeddedTemplate& source);

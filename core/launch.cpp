@@ -35,6 +35,12 @@ cudaMemPool_t workspace_pool(int device) {
 
 }  // namespace
 
+std::uint64_t workspace_bytes_in_use(int device) {
+  std::uint64_t used = 0;
+  TILEMM_CUDA(cudaMemPoolGetAttribute(workspace_pool(device), cudaMemPoolAttrUsedMemCurrent, &used));
+  return used;
+}
+
 StreamWorkspace::StreamWorkspace(std::size_t bytes, int device, cudaStream_t stream)
     : stream_(stream) {
   TILEMM_CUDA(cudaMallocFromPoolAsync(&data_, bytes, workspace_pool(device), stream));

@@ -21,6 +21,10 @@ void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t strea
 // done and nothing synchronizes. Families' workspaces (split-K slices, aligned copies) and the
 // BLAS API's transposed operands all use it. The pool keeps up to 512 MiB of freed memory for the next call and leaves
 // the device's default pool, which the application may use, alone.
+// Bytes of tilemm's pool for `device` held by live workspaces (cudaMemPoolAttrUsedMemCurrent):
+// what a leak would grow, whatever other processes do with the device's memory.
+std::uint64_t workspace_bytes_in_use(int device);
+
 class StreamWorkspace {
  public:
   StreamWorkspace(std::size_t bytes, int device, cudaStream_t stream);

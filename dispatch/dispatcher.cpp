@@ -108,7 +108,8 @@ bool resolves_again(const Decision& decision, TunePolicy policy) {
 }
 
 Dispatcher::Dispatcher(Collaborators parts) : parts_(std::move(parts)) {
-  if (!parts_.store || !parts_.loader || !parts_.tuner || !parts_.preloaded)
+  if (!parts_.store || !parts_.loader || !parts_.tuner || !parts_.preloaded ||
+      !parts_.preloaded_headers)
     throw Error(ErrorKind::internal, "tilemm: a dispatcher needs a store, a loader, a tuner and "
                                      "the preloaded results");
   background_ = std::make_unique<BackgroundTuning>(
@@ -265,7 +266,7 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       return found;
     }
     case Source::preloaded: {
-      const auto entry = preloaded_entry(device, problem);
+      const auto entry = preloaded_entry(device, problem, call.wants_result);
       // Names were validated when the preloaded files were read.
       if (!entry || !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
       log(LogLevel::info, "shape " + describe(problem) + " served from the preloaded cache (" +
@@ -312,10 +313,14 @@ std::optional<cache::StoredEntry> Dispatcher::usable_entry(const DeviceInfo& dev
   return entry;
 }
 
+// The same lookup over the entries with or without their candidates: both hold the same entries
+// (cache/preloaded.hpp), so the answer's winner does not depend on which is asked.
 std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& device,
-                                                              const Problem& problem) {
-  return cache::find_preloaded(parts_.preloaded(), device.model_key(), device.arch(), problem.M,
-                               problem.N, problem.K, class_of(problem), running_versions(device),
+                                                              const Problem& problem,
+                                                              bool with_candidates) {
+  return cache::find_preloaded(with_candidates ? parts_.preloaded() : parts_.preloaded_headers(),
+                               device.model_key(), device.arch(), problem.M, problem.N, problem.K,
+                               class_of(problem), running_versions(device),
                                problem.precision);
 }
 
@@ -324,7 +329,7 @@ std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& 
 std::optional<std::string> Dispatcher::known_winner(const DeviceInfo& device, const Problem& problem) {
   std::optional<cache::StoredEntry> entry = fresh_entry(device, problem, false);
   if (!entry || !why_unusable(entry->winner, device, problem).empty())
-    entry = preloaded_entry(device, problem);
+    entry = preloaded_entry(device, problem, false);
   if (!entry || !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
   decide(device, entry->winner);
   return entry->winner;
@@ -527,7 +532,7 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
     if (is_fresh(e, running)) consider(e, "cache");
   // The shipped results of this device model or architecture count as tuned shapes too: with
   // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
-  for (const auto& e : parts_.preloaded())
+  for (const auto& e : parts_.preloaded_headers())
     if (cache::preloaded_applies(e, device.model_key(), device.arch(), running))
       consider(e, "preloaded cache");
   if (best) {

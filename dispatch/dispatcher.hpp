@@ -112,9 +112,14 @@ struct Collaborators {
   std::unique_ptr<KernelLoader> loader;
   std::unique_ptr<ShapeTuner> tuner;
   // The preloaded results (cache::preloaded_entries() in a real process), asked for on the first
-  // lookup that reaches them: reading them costs tens of milliseconds, which a process whose
-  // shapes are all in its cache never pays.
+  // lookup that needs their candidates (an autotune() they serve): reading them costs tens of
+  // milliseconds, which a process that only calls gemm() never pays.
   std::function<const std::vector<cache::StoredEntry>&()> preloaded;
+  // The same entries without their candidates (cache::preloaded_headers()), asked for on the
+  // first lookup that reaches them without needing candidates (gemm(), the fallback, a plan's
+  // parts): well under a millisecond, so that the first gemm() of a preloaded shape is as cheap
+  // as one the SQLite cache serves.
+  std::function<const std::vector<cache::StoredEntry>&()> preloaded_headers;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
   LeaseTimes lease;
   // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device, and
@@ -172,7 +177,8 @@ class Dispatcher {
   std::optional<cache::StoredEntry> fresh_entry(const DeviceInfo& device, const Problem& problem,
                                                 bool with_candidates);
   std::optional<cache::StoredEntry> usable_entry(const DeviceInfo& device, const Problem& problem);
-  std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device, const Problem& problem);
+  std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device, const Problem& problem,
+                                                    bool with_candidates);
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
 
   Decision decide(const DeviceInfo& device, const std::string& winner);

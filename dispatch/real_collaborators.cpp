@@ -142,6 +142,9 @@ Collaborators real_collaborators(std::function<std::string()> cache_path) {
   parts.preloaded = []() -> const std::vector<cache::StoredEntry>& {
     return cache::preloaded_entries(detail::why_not_a_known_name);
   };
+  parts.preloaded_headers = []() -> const std::vector<cache::StoredEntry>& {
+    return cache::preloaded_headers(detail::why_not_a_known_name);
+  };
   parts.lease_owner = cache::process_lease_owner();
   parts.enter_device = [](int ordinal) { TILEMM_CUDA(cudaSetDevice(ordinal)); };
   parts.drain_device = [] { TILEMM_CUDA(cudaDeviceSynchronize()); };

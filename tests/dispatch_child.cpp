@@ -12,11 +12,31 @@
 #include <thread>
 
 #include <cuda_runtime_api.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "gemm_check.hpp"
 #include "tilemm/autotune.hpp"
 
+namespace {
+// A crash (in a worker thread at exit, say) prints its stack to stderr before the process dies,
+// so that a test that sees the child fail can say where.
+void print_stack_and_die(int signal_number) {
+  void* frames[64];
+  const int count = backtrace(frames, 64);
+  const char header[] = "dispatch_child: fatal signal, stack:\n";
+  (void)!write(STDERR_FILENO, header, sizeof header - 1);
+  backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  signal(SIGSEGV, print_stack_and_die);
+  signal(SIGABRT, print_stack_and_die);
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the parent even if the process dies
   int failures = 0;
   const bool may_tune = argc > 1 && std::string(argv[1]) == "--may-tune";
   int first_shape = may_tune ? 2 : 1;

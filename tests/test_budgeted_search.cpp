@@ -39,15 +39,24 @@ struct Scripted {
   MeasuredShape exact_history() const { return {kSquare.M, kSquare.N, kSquare.K, median}; }
 };
 
-TuneSettings budgeted(const Scripted& s, FakeBench& bench, double budget_ms) {
+// The clock is the fake bench's (it advances by the launches timed), or stopped: then the budget
+// only sizes the selection and never runs out.
+TuneSettings budgeted(const Scripted& s, FakeBench& bench, double budget_ms, bool clock_runs = true) {
   TuneSettings settings;
   settings.compile = testing::fake_compile;
   settings.compile_threads = 1;
   settings.space = s.space;
   settings.budget_ms = budget_ms;
-  settings.now_ms = [&bench] { return bench.clock_ms; };
+  if (clock_runs)
+    settings.now_ms = [&bench] { return bench.clock_ms; };
+  else
+    settings.now_ms = [] { return 0.0; };
   return settings;
 }
+
+// With exact history the best-ranked predicts 0.5 ms: a 500 ms budget selects fewer than the space.
+constexpr double kSizingBudgetMs = 500;
+std::size_t sized_selection() { return std::size_t(candidates_within_budget(kSizingBudgetMs, 0.5)); }
 
 std::size_t count_status(const TuneOutcome& out, CandidateStatus status, const std::string& reason_part) {
   return static_cast<std::size_t>(std::count_if(out.candidates.begin(), out.candidates.end(), [&](const CandidateResult& c) {
@@ -58,29 +67,30 @@ std::size_t count_status(const TuneOutcome& out, CandidateStatus status, const s
 std::set<std::string> screened(const FakeBench& bench) {
   std::set<std::string> names;
   for (const auto& [name, plan] : bench.timed_with)
-    if (plan.max_samples == 0) names.insert(name);
+    if (plan.target_ms == kScreeningTargetMs) names.insert(name);
   return names;
 }
 
 TEST(BudgetedSearch, TheSelectionGrowsWithTheBudgetAndShrinksWithTheLaunchTime) {
-  EXPECT_EQ(candidates_within_budget(2000, 0.01), kMostSelected);
+  EXPECT_EQ(candidates_within_budget(20000, 0.01), kMostSelected);
   EXPECT_EQ(candidates_within_budget(2000, 1000), kFewestSelected);
-  EXPECT_EQ(candidates_within_budget(2000, 2000.0 / (kLaunchesPerCandidate * 10)), 10);
+  // 10 ms of overhead and 8 launches of 23 ms each: 194 ms per candidate.
+  EXPECT_EQ(candidates_within_budget(2000, 23), 10);
   EXPECT_LT(candidates_within_budget(2000, 20), candidates_within_budget(2000, 5));
 }
 
 TEST(BudgetedSearch, ARankingFromMeasuredShapesFindsTheWinnerTimingOnlyTheSelection) {
   const Scripted s(40);
-  ASSERT_GT(s.space.size(), std::size_t(kMostSelected));
+  ASSERT_GT(s.space.size(), sized_selection());
   FakeBench bench;
   bench.median = s.median;
-  TuneSettings settings = budgeted(s, bench, 2000);
+  TuneSettings settings = budgeted(s, bench, kSizingBudgetMs, false);
   settings.history = {s.exact_history()};
   const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
   EXPECT_EQ(out.winner, s.fastest);
   // Only the selection was verified and timed; everything else says why it was not.
   const auto timed = screened(bench);
-  EXPECT_EQ(timed.size(), std::size_t(kMostSelected));
+  EXPECT_EQ(timed.size(), sized_selection());
   EXPECT_TRUE(timed.count(s.fastest));
   const std::size_t not_selected =
       count_status(out, CandidateStatus::pruned, "not selected by the budgeted search: ranked ");
@@ -96,13 +106,13 @@ TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheF
   const Scripted s(3);
   FakeBench bench;
   bench.median = s.median;
-  TuneSettings settings = budgeted(s, bench, 2000);
+  TuneSettings settings = budgeted(s, bench, kSizingBudgetMs, false);
   settings.history = {s.exact_history()};
   tune(testing::synthetic_h200(), kSquare, bench, settings);
-  // The first timings screen the selection with the probe alone.
-  ASSERT_GT(bench.timed_with.size(), std::size_t(kMostSelected));
-  for (std::size_t i = 0; i < std::size_t(kMostSelected); ++i)
-    EXPECT_EQ(bench.timed_with[i].second.max_samples, 0) << i;
+  // The first timings screen the selection.
+  ASSERT_GT(bench.timed_with.size(), sized_selection());
+  for (std::size_t i = 0; i < sized_selection(); ++i)
+    EXPECT_EQ(bench.timed_with[i].second.target_ms, kScreeningTargetMs) << i;
   // Each later round times at most half of the previous one's candidates (rounded up), with a
   // longer target, until the final two.
   std::map<std::string, int> times;
@@ -110,7 +120,7 @@ TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheF
   int most = 0;
   for (const auto& [name, n] : times) most = std::max(most, n);
   ASSERT_GE(most, 3);
-  std::size_t previous = std::size_t(kMostSelected);
+  std::size_t previous = sized_selection();
   for (int k = 2; k <= most; ++k) {
     const auto at_least = static_cast<std::size_t>(std::count_if(
         times.begin(), times.end(), [k](const auto& t) { return t.second >= k; }));
@@ -119,7 +129,7 @@ TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheF
   }
   EXPECT_EQ(previous, 2u);
   double target = 0.0;
-  for (std::size_t i = std::size_t(kMostSelected); i + 2 < bench.timed_with.size(); ++i) {
+  for (std::size_t i = sized_selection(); i + 2 < bench.timed_with.size(); ++i) {
     EXPECT_GE(bench.timed_with[i].second.target_ms, target);
     target = bench.timed_with[i].second.target_ms;
   }

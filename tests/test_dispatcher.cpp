@@ -233,10 +233,16 @@ struct Rig {
   FakeLoader* loader;
   FakeTuner* tuner;
   std::vector<StoredEntry> preloaded;
+  std::vector<StoredEntry> preloaded_headers;  // the same without candidates
   int preloaded_reads = 0;  // how often the dispatcher asked for the preloaded results
+  int header_reads = 0;     // and for them without candidates
   std::unique_ptr<Dispatcher> dispatcher;
 
   explicit Rig(std::vector<StoredEntry> shipped = {}, LeaseTimes lease = {}) : preloaded(std::move(shipped)) {
+    for (StoredEntry e : preloaded) {
+      e.candidates.clear();
+      preloaded_headers.push_back(std::move(e));
+    }
     Collaborators parts;
     auto s = std::make_unique<FakeStore>();
     auto l = std::make_unique<FakeLoader>();
@@ -250,6 +256,10 @@ struct Rig {
     parts.preloaded = [this]() -> const std::vector<StoredEntry>& {
       ++preloaded_reads;
       return preloaded;
+    };
+    parts.preloaded_headers = [this]() -> const std::vector<StoredEntry>& {
+      ++header_reads;
+      return preloaded_headers;
     };
     parts.lease_owner = "host:1";
     parts.lease = lease;
@@ -291,6 +301,31 @@ TEST(Dispatcher, MemoryServesBeforeTheCacheWhichServesBeforeThePreloadedResults)
   // Reading the preloaded results costs tens of milliseconds: a shape the cache serves never
   // asks for them.
   EXPECT_EQ(rig.preloaded_reads, 0);
+  EXPECT_EQ(rig.header_reads, 0);
+}
+
+// A gemm() needs no candidates: it is served from the preloaded entries without them, and never
+// makes the process read the candidate tables; autotune() returns the candidates it always did.
+TEST(Dispatcher, GemmReadsThePreloadedEntriesWithoutCandidatesAndAutotuneWithThem) {
+  const Problem shipped = Problem::dense(256, 256, 256, 4);
+  const Problem part = Problem::dense(4096, 4096, 4096, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded"), stored(part, "tiled_t32_p0", "preloaded")});
+  ASSERT_FALSE(rig.preloaded[0].candidates.empty());
+  EXPECT_EQ(kernel_of(rig.gemm(shipped)), "tiled_t8_p0");
+  EXPECT_GT(rig.header_reads, 0);
+  // The fallback of a call that may not tune looks at the same entries.
+  EXPECT_EQ(kernel_of(rig.gemm(Problem::dense(4000, 4000, 4000, 4), TunePolicy::off)), "tiled_t32_p0");
+  EXPECT_EQ(rig.preloaded_reads, 0);
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+
+  const int headers_before = rig.header_reads;
+  const AutotuneResult r = rig.autotune(shipped);
+  EXPECT_EQ(r.source, ResultSource::preloaded);
+  EXPECT_EQ(r.winner, "tiled_t8_p0");
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].variant, "tiled_t8_p0");
+  EXPECT_EQ(rig.preloaded_reads, 1);
+  EXPECT_EQ(rig.header_reads, headers_before);
 }
 
 // Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there,

@@ -12,6 +12,7 @@
 #include "kernel_sources.hpp"
 #include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
+#include "support_kernels.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
 
@@ -143,6 +144,33 @@ TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
   ASSERT_FALSE(detail::embedded_templates().empty());
   for (const auto& t : detail::embedded_templates())
     EXPECT_EQ(used.count(std::string(t.file)), 1u) << t.file;
+}
+
+// Every support file (the transpose, the tuner's verification kernels) compiles for both
+// architectures, holds exactly the kernels the loader looks up in it, and spills nothing; and
+// every embedded support file is one the loader knows.
+TEST(Compile, EverySupportFileCompilesWithTheKernelsItsLoaderLooksUp) {
+  std::set<std::string> listed;
+  for (const auto& module : detail::support_modules()) {
+    listed.insert(std::string(module.file));
+    const detail::EmbeddedTemplate* source = nullptr;
+    for (const auto& t : detail::embedded_support_kernels())
+      if (t.file == module.file) source = &t;
+    ASSERT_NE(source, nullptr) << module.file << " is not embedded";
+    ASSERT_FALSE(module.kernels.empty()) << module.file;
+    std::set<std::string> expected;
+    for (const auto k : module.kernels) expected.insert(std::string(k));
+    for (const std::string arch : {"sm_90", "sm_80"}) {
+      const auto c = detail::compile_template(*source, std::string(module.kernels.front()), arch, {});
+      EXPECT_TRUE(is_elf(c.cubin)) << module.file << " for " << arch;
+      EXPECT_EQ(kernels_starting_with(c.cubin, "tilemm_"), expected) << module.file << " for " << arch;
+      EXPECT_GT(c.registers, 0) << c.log;
+      EXPECT_EQ(c.spill_store_bytes, 0) << module.file << "\n" << c.log;
+      EXPECT_EQ(c.spill_load_bytes, 0) << module.file << "\n" << c.log;
+    }
+  }
+  for (const auto& t : detail::embedded_support_kernels())
+    EXPECT_EQ(listed.count(std::string(t.file)), 1u) << t.file << " is embedded but no loader lists it";
 }
 
 TEST(CompiledOnce, ASecondRequestOfAVariantInTheProcessRunsNoCompilation) {

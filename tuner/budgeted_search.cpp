@@ -55,7 +55,8 @@ void sort_by_median(std::vector<SearchCandidate*>& running) {
 }  // namespace
 
 int candidates_within_budget(double budget_ms, double launch_ms) {
-  const double n = budget_ms / (kLaunchesPerCandidate * std::max(launch_ms, 1e-3));
+  const double n =
+      budget_ms / (kCandidateOverheadMs + kLaunchesPerCandidate * std::max(launch_ms, 1e-3));
   if (!(n < kMostSelected)) return kMostSelected;
   return std::max(kFewestSelected, static_cast<int>(n));
 }
@@ -91,25 +92,34 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   }
 }
 
-void time_by_successive_halving(std::vector<SearchCandidate>& candidates, CandidateBench& bench,
-                                const TuneSettings& settings, double deadline_ms) {
+void time_by_successive_halving(
+    std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
+    double deadline_ms, int chunk,
+    const std::function<void(const std::vector<SearchCandidate*>&)>& compile) {
   const TimingPlan full = bench.timing_plan();
   const auto now = settings.now_ms;
 
-  // Screening: verify each, then a warm-up and a short probe (no repetitions).
+  // Screening: verify each, then a warm-up, a short probe and a few repetitions.
   TimingPlan screen;
   screen.warmup = 1;
   screen.probe = 3;
-  screen.min_samples = screen.max_samples = 0;
+  screen.min_samples = 3;
+  screen.max_samples = 20;
+  screen.target_ms = kScreeningTargetMs;
   screen = capped(screen, full);
-  screen.max_samples = 0;
   double best = std::numeric_limits<double>::infinity();
   int screened = 0;
   const int selected = static_cast<int>(in_the_running(candidates).size());
   if (settings.progress) settings.progress(0, selected);
-  for (auto& c : candidates) {
-    if (c.result.status != CandidateStatus::ok) continue;
-    if (screened >= kFewestSelected && now() > deadline_ms) {
+  const auto selection = in_the_running(candidates);  // in ranking order
+  const std::size_t per_chunk = static_cast<std::size_t>(std::max(chunk, kFewestSelected));
+  for (std::size_t i = 0; i < selection.size(); ++i) {
+    SearchCandidate& c = *selection[i];
+    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms))
+      compile({selection.begin() + static_cast<std::ptrdiff_t>(i),
+               selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size()))});
+    if (c.result.status != CandidateStatus::ok) continue;  // a compile error
+    if (!c.binary || (screened >= kFewestSelected && now() > deadline_ms)) {
       c.result.status = CandidateStatus::pruned;
       c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) +
                         " ran out before it was timed";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "candidate_bench.hpp"
@@ -13,12 +14,23 @@
 namespace tilemm::tuner {
 
 // How many candidates a budget of `budget_ms` can verify and time when one launch takes about
-// `launch_ms`: each costs about kLaunchesPerCandidate launches over the whole halving. At least
-// kFewestSelected (a poor estimate must not leave a single guess), at most kMostSelected.
+// `launch_ms`: each costs kCandidateOverheadMs (its stored CUBIN read and loaded, a verification
+// with a device synchronization) plus about kLaunchesPerCandidate launches over the whole halving.
+// At least kFewestSelected (a poor estimate must not leave a single guess), at most
+// kMostSelected.
+inline constexpr double kCandidateOverheadMs = 5.0;
 inline constexpr int kLaunchesPerCandidate = 8;
 inline constexpr int kFewestSelected = 4;
-inline constexpr int kMostSelected = 24;
+inline constexpr int kMostSelected = 400;
+// The screening times each candidate for about this long (3 to 20 launches after the probe), so
+// that kernels of a few microseconds, whose single launches are noisy, are compared on more.
+inline constexpr double kScreeningTargetMs = 0.5;
 int candidates_within_budget(double budget_ms, double launch_ms);
+
+// Compiles (or fetches: settings.compile) the candidates still in the running that have no
+// binary yet, on `threads` host threads; a failure is recorded on its candidate (compile_error).
+void compile_candidates(const std::vector<SearchCandidate*>& candidates, const std::string& arch,
+                        const Compiler& compile, int threads);
 
 // Among `candidates` still in the running (status ok), keeps the best-ranked few plus an
 // exploration set (rank_candidates_by_history over settings.history, then budgeted_selection);
@@ -26,15 +38,18 @@ int candidates_within_budget(double budget_ms, double launch_ms);
 void select_within_budget(std::vector<SearchCandidate>& candidates, const DeviceInfo& device,
                           const Problem& problem, const TuneSettings& settings);
 
-// Verifies and times the compiled candidates still in the running by successive halving:
-// a screening round (verify, then a warm-up and a short probe each, best-ranked first), then rounds
+// Verifies and times the candidates still in the running by successive halving: a screening round
+// (best-ranked first, compiled `chunk` at a time by `compile` as the screening reaches them, each
+// verified, then timed with a warm-up and a short probe), then rounds
 // that time the better half again with twice the launches, until two remain for a final round of
 // the bench's full plan. A round that the time left before `deadline_ms` (on settings' clock)
 // cannot pay for is shortened, and skipped when not even three launches each fit: the last round
 // completed decides. Candidates dropped by a round are marked pruned with their times as the reason;
 // the last round's keep status ok. At least kFewestSelected candidates are screened whatever the
 // deadline, so a tuning always has a winner when one is correct.
-void time_by_successive_halving(std::vector<SearchCandidate>& candidates, CandidateBench& bench,
-                                const TuneSettings& settings, double deadline_ms);
+void time_by_successive_halving(
+    std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
+    double deadline_ms, int chunk,
+    const std::function<void(const std::vector<SearchCandidate*>&)>& compile);
 
 }  // namespace tilemm::tuner

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string>
 
 #include "family_registry.hpp"
 
@@ -114,8 +115,18 @@ std::vector<RankedCandidate> budgeted_selection(const std::vector<RankedCandidat
     grids.insert(ranked[i].grid_blocks);
   }
   int left = explore;
+  // First one of each family not chosen yet: a family nothing near has measured (the GEMV kernels
+  // on a skinny shape) ranks last, however well it suits the problem.
+  std::set<std::string> families;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(best); ++i) families.insert(ranked[i].variant.family);
   for (std::size_t i = best; i < total && left > 0; ++i)
-    if (grids.insert(ranked[i].grid_blocks).second) {
+    if (families.insert(ranked[i].variant.family).second) {
+      taken[i] = true;
+      grids.insert(ranked[i].grid_blocks);
+      --left;
+    }
+  for (std::size_t i = best; i < total && left > 0; ++i)
+    if (!taken[i] && grids.insert(ranked[i].grid_blocks).second) {
       taken[i] = true;
       --left;
     }
@@ -123,7 +134,7 @@ std::vector<RankedCandidate> budgeted_selection(const std::vector<RankedCandidat
   std::vector<std::size_t> rest;
   for (std::size_t i = 0; i < total; ++i)
     if (!taken[i]) rest.push_back(i);
-  for (int i = 0; i < left; ++i)
+  for (int i = 0; i < left && !rest.empty(); ++i)
     taken[rest[static_cast<std::size_t>((i + 0.5) * double(rest.size()) / left)]] = true;
   std::vector<RankedCandidate> chosen;
   for (std::size_t i = 0; i < total; ++i)

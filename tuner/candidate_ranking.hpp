@@ -50,8 +50,8 @@ std::vector<RankedCandidate> rank_candidates_by_history(const std::vector<Varian
 
 // Which of the ranked candidates a budgeted search times: the first `best` of the ranking, plus
 // `explore` more, so that a poor prediction does not hide the winner: first the best-ranked
-// candidate of each grid not chosen yet (in ranking order), then, if grids run out, candidates
-// spread evenly over the rest of the ranking. All of them when there are no more than
+// candidate of each family not chosen yet, then of each grid not chosen yet (in ranking order),
+// then, if grids run out, candidates spread evenly over the rest of the ranking. All of them when there are no more than
 // best + explore.
 std::vector<RankedCandidate> budgeted_selection(const std::vector<RankedCandidate>& ranked,
                                                 int best, int explore);

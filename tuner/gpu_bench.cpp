@@ -1,8 +1,10 @@
 #include "gpu_bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -12,7 +14,9 @@
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "log.hpp"
+#include "nvrtc_compiler.hpp"
 #include "row_split.hpp"
+#include "support_kernels.hpp"
 
 namespace tilemm::tuner {
 namespace {
@@ -21,20 +25,6 @@ namespace {
 constexpr double kL2Multiple = 3.0;
 constexpr std::size_t kMaxSets = 64;
 constexpr std::size_t kMaxRotationBytes = std::size_t{2} << 30;
-
-std::vector<float> random_floats(std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-float* device_alloc(std::size_t floats) {
-  void* p = nullptr;
-  TILEMM_CUDA(cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float)));
-  return static_cast<float*>(p);
-}
 
 }  // namespace
 
@@ -87,6 +77,16 @@ TimingStats summarize(std::vector<float> samples) {
 
 GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
     : device_(device), problem_(problem), plan_(timing_plan_from_environment()) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  // Measuring a step means waiting for it, which would keep the reference from overlapping the
+  // caller's compilation: only when someone reads the figures.
+  const bool measure = detail::log_enabled(detail::LogLevel::debug);
+  const auto finished = [&] {
+    if (measure) TILEMM_CUDA(cudaStreamSynchronize(stream_.get()));
+    return Clock::now();
+  };
+
   const std::size_t a_count = static_cast<std::size_t>(problem.M * problem.lda);
   const std::size_t b_count = static_cast<std::size_t>(problem.K * problem.ldb);
   const std::size_t c_count = static_cast<std::size_t>(problem.M * problem.ldc);
@@ -96,58 +96,70 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
   sets = std::clamp<std::size_t>(sets, 1, kMaxSets);
   sets = std::max<std::size_t>(1, std::min(sets, kMaxRotationBytes / std::max<std::size_t>(set_bytes, 1)));
 
-  TILEMM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  const std::uint64_t seed = std::random_device{}();
-  const auto a = random_floats(a_count, seed);
-  const auto b = random_floats(b_count, seed + 1);
-  for (std::size_t i = 0; i < sets; ++i) {
-    sets_.push_back({device_alloc(a_count), device_alloc(b_count), device_alloc(c_count)});
-    TILEMM_CUDA(cudaMemcpy(sets_.back().A, a.data(), a_count * sizeof(float), cudaMemcpyHostToDevice));
-    TILEMM_CUDA(cudaMemcpy(sets_.back().B, b.data(), b_count * sizeof(float), cudaMemcpyHostToDevice));
-  }
-
-  // Reference: the naive kernel (one FMA chain per element, no tiling to get wrong) on set 0,
-  // and on |A|, |B| for the magnitudes that scale the error bound.
-  const auto& naive = detail::kernel_for(device_, parse_variant("naive"));
-  detail::launch(naive, args_for(sets_[0]), stream_);
-  TILEMM_CUDA(cudaStreamSynchronize(stream_));
+  cudaStream_t stream = nullptr;
+  TILEMM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  stream_.reset(stream);
+  for (std::size_t i = 0; i < sets; ++i) sets_.push_back({allocate(a_count), allocate(b_count), allocate(c_count)});
   const std::size_t mn = static_cast<std::size_t>(problem.M * problem.N);
-  auto download_c = [&](const Set& s) {
-    std::vector<float> out(mn);
-    TILEMM_CUDA(cudaMemcpy2D(out.data(), static_cast<std::size_t>(problem.N) * sizeof(float), s.C,
-                             static_cast<std::size_t>(problem.ldc) * sizeof(float),
-                             static_cast<std::size_t>(problem.N) * sizeof(float),
-                             static_cast<std::size_t>(problem.M), cudaMemcpyDeviceToHost));
-    return out;
-  };
-  reference_ = download_c(sets_[0]);
-  {
-    std::vector<float> abs_a(a), abs_b(b);
-    for (auto& x : abs_a) x = std::fabs(x);
-    for (auto& x : abs_b) x = std::fabs(x);
-    Set scratch{device_alloc(a_count), device_alloc(b_count), device_alloc(c_count)};
-    TILEMM_CUDA(cudaMemcpy(scratch.A, abs_a.data(), a_count * sizeof(float), cudaMemcpyHostToDevice));
-    TILEMM_CUDA(cudaMemcpy(scratch.B, abs_b.data(), b_count * sizeof(float), cudaMemcpyHostToDevice));
-    detail::launch(naive, args_for(scratch), stream_);
-    TILEMM_CUDA(cudaStreamSynchronize(stream_));
-    magnitude_ = download_c(scratch);
-    cudaFree(scratch.A);
-    cudaFree(scratch.B);
-    cudaFree(scratch.C);
-  }
+  reference_ = allocate(mn);
+  magnitude_ = allocate(mn);
+  outside_ = allocate(sizeof(detail::OutsideBound) / sizeof(float));
   events_.resize(2 * static_cast<std::size_t>(
                          std::max({plan_.warmup, plan_.probe, plan_.max_samples})));
-  for (auto& e : events_) TILEMM_CUDA(cudaEventCreate(&e));
+  for (auto& e : events_) {
+    cudaEvent_t event = nullptr;
+    TILEMM_CUDA(cudaEventCreate(&event));
+    e.reset(event);
+  }
+  const Clock::time_point allocated = finished();
+
+  const std::uint64_t compiles_before = detail::nvrtc_compile_count();
+  std::random_device entropy;
+  fill_inputs(sets, (std::uint64_t{entropy()} << 32) ^ entropy());
+  const Clock::time_point filled = finished();
+  // The support kernels' first use in the process compiles them (or another thread compiled).
+  const bool compiled = detail::nvrtc_compile_count() != compiles_before;
+
+  // The reference: the naive kernel's arithmetic on set 0, with the magnitudes |A| |B| that
+  // scale the error bound, in one pass.
+  const Set& s = sets_[0];
+  detail::reference_product(device_, problem.M, problem.N, problem.K, s.A->floats(), problem.lda,
+                            s.B->floats(), problem.ldb, reference_->floats(), magnitude_->floats(),
+                            stream_.get());
+  if (!measure) return;
+  const Clock::time_point referenced = finished();
+  const auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "bench setup for %lldx%lldx%lld: %zu input sets of %.1f MiB; allocation %.2f ms, "
+                "random fill %.2f ms%s, reference %.2f ms (each step waited for; without "
+                "TILEMM_LOG=debug the steps overlap the caller's work)",
+                static_cast<long long>(problem.M), static_cast<long long>(problem.N),
+                static_cast<long long>(problem.K), sets, static_cast<double>(set_bytes) / (1 << 20),
+                ms(started, allocated), ms(allocated, filled),
+                compiled ? " (with an NVRTC compilation: the support kernels' first use)" : "",
+                ms(filled, referenced));
+  detail::log(detail::LogLevel::debug, line);
 }
 
-GpuBench::~GpuBench() {
-  for (auto& e : events_) cudaEventDestroy(e);
-  for (auto& s : sets_) {
-    cudaFree(s.A);
-    cudaFree(s.B);
-    cudaFree(s.C);
+GpuBench::~GpuBench() = default;
+
+GpuBench::Buffer GpuBench::allocate(std::size_t floats) const {
+  return std::make_unique<detail::StreamWorkspace>(std::max<std::size_t>(floats, 1) * sizeof(float),
+                                                   device_.ordinal, stream_.get());
+}
+
+// Every set gets its own seeds: generating costs one write of each element, a copy of set 0
+// would cost a read and a write. Padding past K (A) and N (B, C) is filled too, harmlessly.
+void GpuBench::fill_inputs(std::size_t set_count, std::uint64_t seed) {
+  const std::size_t a_count = static_cast<std::size_t>(problem_.M * problem_.lda);
+  const std::size_t b_count = static_cast<std::size_t>(problem_.K * problem_.ldb);
+  for (std::size_t i = 0; i < set_count; ++i) {
+    detail::fill_uniform(device_, sets_[i].A->floats(), a_count, seed + 2 * i, stream_.get());
+    detail::fill_uniform(device_, sets_[i].B->floats(), b_count, seed + 2 * i + 1, stream_.get());
   }
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
 GemmArgs GpuBench::args_for(const Set& s) const {
@@ -157,11 +169,11 @@ GemmArgs GpuBench::args_for(const Set& s) const {
   a.K = problem_.K;
   a.alpha = 1.0f;
   a.beta = 0.0f;
-  a.A = s.A;
+  a.A = s.A->floats();
   a.lda = problem_.lda;
-  a.B = s.B;
+  a.B = s.B->floats();
   a.ldb = problem_.ldb;
-  a.C = s.C;
+  a.C = s.C->floats();
   a.ldc = problem_.ldc;
   return a;
 }
@@ -208,44 +220,49 @@ TimingResult GpuBench::time_plan(const RowSplitPlan& plan, double give_up_ms) {
 
 CheckResult GpuBench::verify_launch(const Launcher& launch) {
   const Set& s = sets_[0];
+  cudaStream_t stream = stream_.get();
+  float* const c = s.C->floats();
   // 0xFF bytes are a NaN: beta == 0 must overwrite every element without reading it.
-  TILEMM_CUDA(cudaMemsetAsync(s.C, 0xFF, static_cast<std::size_t>(problem_.M * problem_.ldc) * sizeof(float), stream_));
-  launch(args_for(s), stream_);
-  const cudaError_t status = cudaStreamSynchronize(stream_);
+  TILEMM_CUDA(cudaMemsetAsync(c, 0xFF, static_cast<std::size_t>(problem_.M * problem_.ldc) * sizeof(float), stream));
+  launch(args_for(s), stream);
+  // Waited for alone, so that a kernel's failure is its launch_error, not a later call's error.
+  const cudaError_t status = cudaStreamSynchronize(stream);
   if (status != cudaSuccess)
     return {CandidateStatus::launch_error, std::string("kernel failed: ") + cudaGetErrorString(status)};
-  std::vector<float> c(static_cast<std::size_t>(problem_.M * problem_.N));
-  TILEMM_CUDA(cudaMemcpy2D(c.data(), static_cast<std::size_t>(problem_.N) * sizeof(float), s.C,
-                           static_cast<std::size_t>(problem_.ldc) * sizeof(float),
-                           static_cast<std::size_t>(problem_.N) * sizeof(float),
-                           static_cast<std::size_t>(problem_.M), cudaMemcpyDeviceToHost));
   const double unit = error_bound_unit(problem_.precision, problem_.K);
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const double err = std::fabs(static_cast<double>(c[i]) - reference_[i]);
-    if (!(err <= unit * magnitude_[i] + 1e-30)) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  if (bad == 0) return {};
-  const auto n = static_cast<std::size_t>(problem_.N);
+  auto* const outside_on_device = static_cast<detail::OutsideBound*>(static_cast<void*>(outside_->floats()));
+  detail::count_outside_bound(device_, problem_.M, problem_.N, c, problem_.ldc, reference_->floats(),
+                              magnitude_->floats(), unit, outside_on_device, stream);
+  detail::OutsideBound outside;
+  TILEMM_CUDA(cudaMemcpyAsync(&outside, outside_on_device, sizeof outside, cudaMemcpyDeviceToHost, stream));
+  TILEMM_CUDA(cudaStreamSynchronize(stream));
+  if (outside.count == 0) return {};
+
+  // The first wrong element and its reference, for the message.
+  const auto n = static_cast<std::uint64_t>(problem_.N);
+  const auto row = static_cast<std::int64_t>(outside.first / n), col = static_cast<std::int64_t>(outside.first % n);
+  float got = 0.0f, want = 0.0f;
+  TILEMM_CUDA(cudaMemcpyAsync(&got, c + row * problem_.ldc + col, sizeof got, cudaMemcpyDeviceToHost, stream));
+  TILEMM_CUDA(cudaMemcpyAsync(&want, reference_->floats() + outside.first, sizeof want,
+                              cudaMemcpyDeviceToHost, stream));
+  TILEMM_CUDA(cudaStreamSynchronize(stream));
   return {CandidateStatus::wrong_result,
-          std::to_string(bad) + " of " + std::to_string(c.size()) + " elements wrong, first C[" +
-              std::to_string(first / n) + "][" + std::to_string(first % n) + "] = " +
-              std::to_string(c[first]) + ", reference " + std::to_string(reference_[first])};
+          std::to_string(outside.count) + " of " + std::to_string(problem_.M * problem_.N) +
+              " elements wrong, first C[" + std::to_string(row) + "][" + std::to_string(col) +
+              "] = " + std::to_string(got) + ", reference " + std::to_string(want)};
 }
 
 std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int first_set) {
   for (int i = 0; i < launches; ++i) {
     const Set& s = sets_[static_cast<std::size_t>(first_set + i) % sets_.size()];
-    TILEMM_CUDA(cudaEventRecord(events_[2 * i], stream_));
-    launch(args_for(s), stream_);
-    TILEMM_CUDA(cudaEventRecord(events_[2 * i + 1], stream_));
+    TILEMM_CUDA(cudaEventRecord(events_[2 * i].get(), stream_.get()));
+    launch(args_for(s), stream_.get());
+    TILEMM_CUDA(cudaEventRecord(events_[2 * i + 1].get(), stream_.get()));
   }
-  TILEMM_CUDA(cudaStreamSynchronize(stream_));
+  TILEMM_CUDA(cudaStreamSynchronize(stream_.get()));
   std::vector<float> ms(static_cast<std::size_t>(launches));
   for (int i = 0; i < launches; ++i)
-    TILEMM_CUDA(cudaEventElapsedTime(&ms[i], events_[2 * i], events_[2 * i + 1]));
+    TILEMM_CUDA(cudaEventElapsedTime(&ms[i], events_[2 * i].get(), events_[2 * i + 1].get()));
   return ms;
 }
 

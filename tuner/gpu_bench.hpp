@@ -1,15 +1,18 @@
 // The CandidateBench of the real GPU: inputs rotated through enough copies to exceed the L2,
-// results checked against the naive kernel with an error bound that grows with K, timings from
-// CUDA events around each launch.
+// results checked against the naive kernel's arithmetic with an error bound that grows with K,
+// timings from CUDA events around each launch. Inputs, reference and checks stay on the GPU
+// (kernel_templates/support/verification.cu): only a few bytes per verification come back.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "launch.hpp"
 
 namespace tilemm::tuner {
 
@@ -25,8 +28,12 @@ TimingPlan timing_plan_from_environment();
 
 class GpuBench : public CandidateBench {
  public:
-  // Allocates the inputs for `problem` on the current device (which `device` describes) and
-  // computes the reference. Throws tilemm::Error on CUDA failures.
+  // Allocates the inputs for `problem` on the current device (which `device` describes) from
+  // tilemm's stream-ordered pool, fills them with random values and enqueues the reference on the
+  // bench's own stream: nothing synchronizes (except with TILEMM_LOG=debug, which measures each
+  // step), so the reference runs while the caller compiles candidates. The first bench of a
+  // process on a device compiles the support kernels with NVRTC. Throws tilemm::Error on CUDA
+  // failures, having freed what it allocated.
   GpuBench(const DeviceInfo& device, const Problem& problem);
   ~GpuBench() override;
   GpuBench(const GpuBench&) = delete;
@@ -55,11 +62,21 @@ class GpuBench : public CandidateBench {
   void set_sample_gate(SampleGate gate) { gate_ = std::move(gate); }
 
  private:
-  struct Set {
-    float* A = nullptr;
-    float* B = nullptr;
-    float* C = nullptr;
+  struct StreamDestroyer {
+    void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
   };
+  struct EventDestroyer {
+    void operator()(cudaEvent_t event) const { (void)cudaEventDestroy(event); }
+  };
+  using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
+  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
+  // Device memory taken on the bench's stream, given back on it when the bench goes.
+  using Buffer = std::unique_ptr<detail::StreamWorkspace>;
+  struct Set {
+    Buffer A, B, C;
+  };
+  Buffer allocate(std::size_t floats) const;
+  void fill_inputs(std::size_t set_count, std::uint64_t seed);
   GemmArgs args_for(const Set& s) const;
   Launcher plan_launcher(const RowSplitPlan& plan);
   std::vector<float> sample(const Launcher& launch, int launches, int first_set);
@@ -67,11 +84,12 @@ class GpuBench : public CandidateBench {
   DeviceInfo device_;
   Problem problem_;
   TimingPlan plan_;
+  Stream stream_;  // before the buffers: they are freed on it, so it must outlive them
   std::vector<Set> sets_;
-  std::vector<float> reference_;  // naive kernel's C on set 0, M x N
-  std::vector<float> magnitude_;  // naive kernel's |A| x |B| on set 0, M x N
-  cudaStream_t stream_ = nullptr;
-  std::vector<cudaEvent_t> events_;
+  Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)
+  Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
+  Buffer outside_;    // a detail::OutsideBound: the answer of each verification
+  std::vector<Event> events_;
   SampleGate gate_;
 };
 

@@ -31,32 +31,11 @@ double steady_now_ms() {
       .count();
 }
 
-// Compiles every pending candidate on `threads` host threads. NVRTC is thread-safe; each
-// failure is recorded on its own candidate.
 void compile_all(std::vector<Pending>& pending, const std::string& arch, const Compiler& compile,
                  int threads) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < pending.size(); i = next++) {
-      Pending& p = pending[i];
-      if (p.result.status != CandidateStatus::ok) continue;  // pruned by a rule
-      try {
-        p.binary = compile(p.variant, arch);
-        p.result.compile_ms = p.binary->compile_ms;
-      } catch (const CompileError& e) {
-        p.result.status = CandidateStatus::compile_error;
-        p.result.reason = first_line(e.log().empty() ? e.what() : e.log());
-      } catch (const std::exception& e) {
-        p.result.status = CandidateStatus::compile_error;
-        p.result.reason = first_line(e.what());
-      }
-    }
-  };
-  const int n = std::max(1, std::min<int>(threads, static_cast<int>(pending.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  std::vector<SearchCandidate*> all;
+  for (auto& p : pending) all.push_back(&p);
+  compile_candidates(all, arch, compile, threads);
 }
 
 std::uint64_t blocks_of(const Variant& v, const Problem& problem) {
@@ -131,6 +110,32 @@ void time_every_candidate(std::vector<Pending>& pending, CandidateBench& bench,
 }
 
 }  // namespace
+
+void compile_candidates(const std::vector<SearchCandidate*>& candidates, const std::string& arch,
+                        const Compiler& compile, int threads) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < candidates.size(); i = next++) {
+      SearchCandidate& p = *candidates[i];
+      if (p.result.status != CandidateStatus::ok || p.binary) continue;  // pruned, or compiled
+      try {
+        p.binary = compile(p.variant, arch);
+        p.result.compile_ms = p.binary->compile_ms;
+      } catch (const CompileError& e) {
+        p.result.status = CandidateStatus::compile_error;
+        p.result.reason = first_line(e.log().empty() ? e.what() : e.log());
+      } catch (const std::exception& e) {
+        p.result.status = CandidateStatus::compile_error;
+        p.result.reason = first_line(e.what());
+      }
+    }
+  };
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(candidates.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
 
 void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
                        const std::function<CheckResult()>& verify,
@@ -245,11 +250,16 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   prune_by_family_hints(pending, device, problem);
   prune_underfilled(pending, device, problem);
-  if (budgeted) select_within_budget(pending, device, problem, settings);
-  compile_all(pending, device.arch(), settings.compile, threads);
   if (budgeted) {
-    time_by_successive_halving(pending, bench, settings, deadline_ms);
+    select_within_budget(pending, device, problem, settings);
+    // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
+    time_by_successive_halving(
+        pending, bench, settings, deadline_ms, threads,
+        [&](const std::vector<SearchCandidate*>& chunk) {
+          compile_candidates(chunk, device.arch(), settings.compile, threads);
+        });
   } else {
+    compile_all(pending, device.arch(), settings.compile, threads);
     time_every_candidate(pending, bench, settings);
   }
 
