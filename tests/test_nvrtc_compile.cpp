@@ -47,21 +47,9 @@ std::set<std::string> kernels_starting_with(const std::vector<char>& image,
 // report, so they opt out of that cache before NVRTC initializes it.
 const int compute_cache_off = setenv("CUDA_CACHE_DISABLE", "1", 1);
 
-class CompileEveryVariant : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
-  const std::string arch = GetParam();
-  // The variants this architecture has (clusterk and the split skinny variants need sm_90);
-  // can_run() keeps the others off such devices.
-  std::vector<Variant> space;
-  for (const auto& v : variant_space())
-    if (detail::variant_builds_for(v, arch)) space.push_back(v);
-  if (arch == "sm_80") {
-    EXPECT_LT(space.size(), variant_space().size());
-  } else {
-    EXPECT_EQ(space.size(), variant_space().size());
-  }
-  // Compiled on every core, as the tuner does; checked in order afterwards.
+// Compiles `space` for `arch` on every core, as the tuner does, and checks each result in order:
+// a CUBIN whose kernels are the variant's (no more, no fewer), registers reported, no spills.
+void expect_every_variant_compiles(const std::vector<Variant>& space, const std::string& arch) {
   std::vector<std::optional<detail::CompiledVariant>> compiled(space.size());
   std::vector<std::string> errors(space.size());
   std::atomic<std::size_t> next{0};
@@ -107,7 +95,47 @@ TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
   }
 }
 
+class CompileEveryVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
+  const std::string arch = GetParam();
+  // The variants this architecture has (clusterk and the split skinny variants need sm_90);
+  // can_run() keeps the others off such devices.
+  std::vector<Variant> space;
+  for (const auto& v : variant_space())
+    if (detail::variant_builds_for(v, arch)) space.push_back(v);
+  if (arch == "sm_80") {
+    EXPECT_LT(space.size(), variant_space().size());
+  } else {
+    EXPECT_EQ(space.size(), variant_space().size());
+  }
+  expect_every_variant_compiles(space, arch);
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, CompileEveryVariant, ::testing::Values("sm_90", "sm_80"));
+
+// One family's variants for every architecture they build for, without spills: the quick check
+// of a family under work (CompileEveryVariant compiles them all, slowly). The tensor-core
+// families, whose registers are the tightest.
+class CompileFamily : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileFamily, EveryVariantForEachArchitectureItBuildsFor) {
+  const std::vector<Variant> family = variant_space(GetParam());
+  ASSERT_FALSE(family.empty());
+  bool built_somewhere = false;
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    std::vector<Variant> space;
+    for (const auto& v : family)
+      if (detail::variant_builds_for(v, arch)) space.push_back(v);
+    if (space.empty()) continue;
+    built_somewhere = true;
+    SCOPED_TRACE(arch);
+    expect_every_variant_compiles(space, arch);
+  }
+  EXPECT_TRUE(built_somewhere);
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCores, CompileFamily, ::testing::Values("tf32mma"));
 
 TEST(Compile, CountsEveryCompilation) {
   const auto before = detail::nvrtc_compile_count();
