@@ -1,7 +1,8 @@
 // The tf32mma family (kernel_templates/tf32mma.cu): TF32 tensor-core SGEMM for the precision
 // modes high (SPLIT 3, 3xTF32) and medium (SPLIT 1), sm_80+. The space is a few block tiles of 4
 // or 8 warps, two pipelines (BK 16 in 4 stages, BK 32 in 3: about the same bytes in flight), both
-// splits and both copy widths; tests/test_variant_names.cpp pins its size.
+// splits (SPLIT 3 without the 64x64 warp tile) and both copy widths; tests/test_variant_names.cpp
+// pins its size.
 #include <string>
 
 #include "family_registry.hpp"
@@ -48,6 +49,9 @@ std::string check_tf32mma(const Variant& v) {
   // the 128x256 tile, for the unaligned problems they exist for.
   if (t.vec == 1 && (t.bk != 16 || t.bn == 256))
     return "VEC 1 only with BK 16 and tiles up to 128 wide";
+  // SPLIT 3 holds big and small A fragments and, with PROMOTE (its default), a k8 step's partial
+  // sums besides the accumulators: a 64x64 warp tile needs more than 255 registers and spills.
+  if (t.split == 3 && t.wm * t.wn > 64 * 32) return "SPLIT 3 only with warp tiles up to 64x32";
   return {};
 }
 

@@ -12,7 +12,13 @@
 //  - SPLIT 1 (medium): each input rounded once to TF32 (cvt.rna), one MMA per step. SPLIT 3
 //    (high, "3xTF32"): each input split on chip into big = tf32(x) and small = tf32(x - big), and
 //    a*b computed as small_a*big_b + big_a*small_b + big_a*big_b (small*small, ~2^-22 of the
-//    product, omitted), all accumulated in FP32: no extra pass over global memory.
+//    product, omitted): no extra pass over global memory.
+//  - PROMOTE 1 (the default with SPLIT 3): the tensor core's D = A*B + C aligns and truncates
+//    rather than rounding to nearest, and thousands of such additions into one accumulator bias
+//    the sum far beyond FP32's error. So the MMAs only form the partial sums of one k8 step,
+//    started from zero (hi = big*big; lo = small*big + big*small), and the running sum lives in
+//    ordinary registers, added to with FADD (round to nearest): acc += lo; acc += hi. PROMOTE 0
+//    accumulates in the MMAs (SPLIT 1's form; TF32's input rounding dominates its error).
 // Edge tiles load zeros (cp.async's src-size zero-fills what lies outside the matrix) and guard
 // their stores, so every M, N, K >= 0 and every leading dimension >= the row length is correct.
 // VEC 4 copies 16 bytes per cp.async and needs alignment class 4 (A, B, C 16-byte aligned,
@@ -47,6 +53,13 @@
 #ifndef VEC
 #define VEC 4
 #endif
+#ifndef PROMOTE
+#if SPLIT == 3
+#define PROMOTE 1
+#else
+#define PROMOTE 0
+#endif
+#endif
 
 namespace {
 
@@ -71,6 +84,7 @@ static_assert(BK % 8 == 0, "BK must be a multiple of the MMA's K (8)");
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES is 2, 3 or 4");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
 static_assert(VEC == 1 || VEC == 4, "VEC is 1 (4-byte copies) or 4 (16-byte copies)");
+static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the MMAs) or 1 (in FADDs)");
 static_assert(BK % VEC == 0 && BN % VEC == 0, "a copy stays inside one row of a tile");
 static_assert((BM * BK / VEC) % kThreads == 0 && kALoads > 0,
               "the A tile must split evenly into the block's copies");
@@ -135,6 +149,17 @@ __device__ __forceinline__ void mma(float (&d)[4], unsigned a0, unsigned a1, uns
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// d = a*b, the partial sum of one k8 step started from zero (PROMOTE's MMAs).
+__device__ __forceinline__ void mma_from_zero(float (&d)[4], unsigned a0, unsigned a1,
+                                              unsigned a2, unsigned a3, unsigned b0,
+                                              unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f));
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kThreads)
@@ -161,10 +186,17 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
   // Issues the copies of K tile `k0` into `stage`; what lies outside A or B is zero-filled, so
   // the MMAs of an edge tile add zeros.
+  // With VEC 1 the loops stay rolled: unrolled, the compiler hoists each copy's 64-bit source
+  // address out of the K loop (16 to 24 of them live through it), which pushed the 64x32 warp
+  // tiles to 255 registers and spills.
   auto load_tile = [&](int stage, int k0) {
     float* const as = As + stage * kAStage;
     float* const bs = Bs + stage * kBStage;
+#if VEC == 1
+#pragma unroll 1
+#else
 #pragma unroll
+#endif
     for (int i = 0; i < kALoads; ++i) {
       const int id = tid + i * kThreads;
       const int r = id / (BK / VEC);
@@ -174,7 +206,11 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       const float* src = floats > 0 ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
       copy_async(shared_address(as + r * kLdA + c), src, floats * 4);
     }
+#if VEC == 1
+#pragma unroll 1
+#else
 #pragma unroll
+#endif
     for (int i = 0; i < kBLoads; ++i) {
       const int id = tid + i * kThreads;
       const int r = id / (BN / VEC);
@@ -225,6 +261,23 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         const Split b1 = split(bs[(kk + t + 4) * kLdB + col]);
 #pragma unroll
         for (int mi = 0; mi < kMi; ++mi) {
+#if PROMOTE
+          // The k8 step's partial sums from zero, then two round-to-nearest FADDs, the smaller
+          // first; the temporaries die at once, so they cost a few registers, not a fragment's.
+          float hi[4];
+          mma_from_zero(hi, a[mi][0].big, a[mi][1].big, a[mi][2].big, a[mi][3].big, b0.big,
+                        b1.big);
+#if SPLIT == 3
+          float lo[4];
+          mma_from_zero(lo, a[mi][0].small, a[mi][1].small, a[mi][2].small, a[mi][3].small,
+                        b0.big, b1.big);
+          mma(lo, a[mi][0].big, a[mi][1].big, a[mi][2].big, a[mi][3].big, b0.small, b1.small);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[mi][ni][q] += lo[q];
+#endif
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[mi][ni][q] += hi[q];
+#else
 #if SPLIT == 3
           // The small terms first: they are the least significant, added while the sum is small.
           mma(acc[mi][ni], a[mi][0].small, a[mi][1].small, a[mi][2].small, a[mi][3].small,
@@ -234,6 +287,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #endif
           mma(acc[mi][ni], a[mi][0].big, a[mi][1].big, a[mi][2].big, a[mi][3].big, b0.big,
               b1.big);
+#endif
         }
       }
     }
