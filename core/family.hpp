@@ -103,6 +103,12 @@ struct Family {
   // Lowest compute capability (major * 10 + minor) the template compiles and runs on; 0: any.
   // can_run() refuses older devices, and the space compiled for an older architecture skips it.
   int min_compute_capability = 0;
+  // The family's kernels use features of exactly one architecture (wgmma: sm_90a), so its
+  // variants are compiled for "sm_XYa" (XY: min_compute_capability) and run at that compute
+  // capability alone: can_run() refuses every other device, newer ones too, and the space
+  // compiled for another architecture skips them. The CUBIN is still filed under the device's
+  // "sm_XY" (CompiledVariant::arch, the cache's key), the architecture it loads on.
+  bool arch_specific = false;
   // Where one variant needs more than the family's minimum (the skinny families' cluster
   // variants need 9.0, their unsplit ones run anywhere): that variant's; nullptr: the family's.
   int (*variant_min_compute_capability)(const Variant&) = nullptr;

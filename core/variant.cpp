@@ -182,6 +182,11 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
     return no("needs compute capability " + std::to_string(least / 10) +
               "." + std::to_string(least % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
+  else if (family->arch_specific && cc != least)
+    return no("needs compute capability exactly " + std::to_string(least / 10) + "." +
+              std::to_string(least % 10) + " (compiled for sm_" + std::to_string(least) +
+              "a), the device has " + std::to_string(device.cc_major) + "." +
+              std::to_string(device.cc_minor));
 
   if (const Precision offered = family->precision(v); !serves(offered, problem.precision))
     return no(std::string("it computes at precision ") + to_string(offered) +
