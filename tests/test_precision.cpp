@@ -64,8 +64,9 @@ TEST(PrecisionSpace, TheSpacesPartitionEveryVariantAndHighestIsTheFp32Families) 
     for (const auto& v : space) {
       EXPECT_EQ(precision_of(v), p) << variant_name(v);
       EXPECT_TRUE(seen.insert(variant_name(v)).second) << variant_name(v);
-      // Only the tensor-core family computes below FP32 accuracy.
-      EXPECT_EQ(v.family == "tf32mma", p != Precision::highest) << variant_name(v);
+      // Only the tensor-core families compute below FP32 accuracy.
+      EXPECT_EQ(v.family == "tf32mma" || v.family == "tf32wgmma", p != Precision::highest)
+          << variant_name(v);
     }
     total += space.size();
   }
@@ -74,7 +75,7 @@ TEST(PrecisionSpace, TheSpacesPartitionEveryVariantAndHighestIsTheFp32Families) 
   // too large in registers for 3xTF32).
   for (const auto& v : variant_space(Precision::high)) {
     std::string twin = variant_name(v);
-    twin.replace(twin.find("_sp3_"), 5, "_sp1_");
+    twin.replace(twin.rfind("_sp3"), 4, "_sp1");
     EXPECT_EQ(seen.count(twin), 1u) << variant_name(v);
   }
   EXPECT_LT(variant_space(Precision::high).size(), variant_space(Precision::medium).size());
@@ -197,7 +198,7 @@ TEST(PrecisionTuner, WithoutTensorCoresAHighProblemIsTunedOverTheFp32Kernels) {
   EXPECT_EQ(precision_of(parse_variant(out.winner)), Precision::highest);
   std::size_t refused_tf32 = 0;
   for (const auto& c : out.candidates)
-    if (c.variant.rfind("tf32mma", 0) == 0) {
+    if (c.variant.rfind("tf32", 0) == 0) {  // tf32mma, tf32wgmma
       EXPECT_EQ(c.status, CandidateStatus::cannot_run) << c.variant;
       ++refused_tf32;
     }
