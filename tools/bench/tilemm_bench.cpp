@@ -152,6 +152,14 @@ int main(int argc, char** argv) {
     cublas(cublasCreate(&handle), "cublasCreate");
     // True FP32: no TF32 or other reduced-precision shortcuts.
     cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    // With medium among the modes, cuBLAS on the TF32 tensor cores too: the speed medium aims at.
+    const bool with_tf32 = std::find(precisions.begin(), precisions.end(),
+                                     tilemm::Precision::medium) != precisions.end();
+    cublasHandle_t tf32_handle = nullptr;
+    if (with_tf32) {
+      cublas(cublasCreate(&tf32_handle), "cublasCreate");
+      cublas(cublasSetMathMode(tf32_handle, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
+    }
 
     std::vector<Row> rows;
     std::map<tilemm::Precision, std::vector<double>> ratios, ratios_same;
@@ -168,12 +176,13 @@ int main(int argc, char** argv) {
       Problem p(m, n, k, device.l2_bytes);
       const float one = 1.0f, zero = 0.0f;
       // Row-major C = A B is column-major C^T = B^T A^T.
-      auto run_cublas = [&](const Set& s) {
-        cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+      auto sgemm_on = [&](cublasHandle_t h, const Set& s) {
+        cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
                            static_cast<int>(k), &one, s.B, static_cast<int>(n), s.A,
                            static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
                "cublasSgemm");
       };
+      auto run_cublas = [&](const Set& s) { sgemm_on(handle, s); };
       auto args_for = [&](const Set& s) { return tilemm::bench::dense_args(p, s); };
       const auto ref = sampled_reference(p, 48);
 
@@ -217,6 +226,11 @@ int main(int argc, char** argv) {
       rows.back().ms_same = cublas_same_ms;
       rows.back().vs_cublas_same = 1.0;
       check("best_tiled", best_tiled, tiled_ms, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); });
+      if (with_tf32) {
+        const auto run_tf32 = [&](const Set& s) { sgemm_on(tf32_handle, s); };
+        check("cublas_tf32", "cublasSgemm TF32 tensor op", time_ms(p, run_tf32, budget_ms), run_tf32,
+              tilemm::Precision::medium);
+      }
       for (const tilemm::Precision mode : precisions) {
         tilemm::Options mode_options;
         mode_options.precision = mode;
@@ -229,11 +243,12 @@ int main(int argc, char** argv) {
         ratios[mode].push_back(cublas_ms / tilemm_ms);
         ratios_same[mode].push_back(cublas_same_ms / tilemm_same_ms);
       }
-      const std::size_t shape_rows = 2 + precisions.size();
+      const std::size_t shape_rows = 2 + (with_tf32 ? 1 : 0) + precisions.size();
       for (auto it = rows.end() - static_cast<std::ptrdiff_t>(shape_rows); it != rows.end(); ++it)
         it->err_vs_cublas = it->rel_err / cublas_err;
     }
     cublasDestroy(handle);
+    if (tf32_handle != nullptr) cublasDestroy(tf32_handle);
 
     std::ofstream out(csv);
     out << "shape,contender,variant,median_ms,tflops,peak_pct,cublas_over_this,rel_err_fp64,err_over_cublas_err,agrees_with_cublas,median_ms_same_inputs,cublas_over_this_same_inputs\n";
