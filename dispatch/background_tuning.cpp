@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "log.hpp"
+#include "nvrtc_compiler.hpp"
 #include "quiet_timing.hpp"
 
 namespace tilemm::dispatch {
@@ -25,13 +26,26 @@ LiveTunings& live_tunings() {
   return *live;
 }
 
-// At exit, before the CUDA runtime tears itself down (it registered its own teardown earlier,
-// when it initialized, and atexit handlers run in reverse order): a worker still tuning would
-// otherwise call into a runtime that is gone, or be destroyed while joinable.
+// At exit, before the CUDA runtime and NVRTC tear themselves down: a worker still tuning would
+// otherwise call into a library that is gone, or be destroyed while joinable. atexit handlers run
+// in reverse order of registration, so this one must be registered after both libraries
+// registered their teardown: the CUDA runtime did when the first caller initialized it, NVRTC when
+// it first compiled (it loads a part of itself then). Hence two registrations (enqueue, and each
+// worker's start after it warmed NVRTC up); running twice does no harm.
 void stop_all_at_exit() {
   LiveTunings& live = live_tunings();
   std::lock_guard<std::mutex> lock(live.mutex);
+  // First every worker hears the stop, then compilations in flight end and no new one starts (a
+  // tuning compiles its candidates on several threads), then the workers are joined.
+  for (BackgroundTuning* tuning : live.all) tuning->request_stop();
+  detail::stop_nvrtc_compilations();
   for (BackgroundTuning* tuning : live.all) tuning->stop();
+}
+
+void register_exit_handler() {
+  if (std::atexit(stop_all_at_exit) != 0)
+    log(LogLevel::warn, "background tuning could not register its exit handler: a process that "
+                        "exits while a shape is tuning may crash");
 }
 
 }  // namespace
@@ -62,7 +76,7 @@ bool BackgroundTuning::enqueue(BackgroundJob job) {
   // Registered on the first job of the process: the caller has initialized the CUDA runtime by
   // now (the fallback it runs is loaded), so this handler runs before the runtime's teardown.
   static std::once_flag exit_handler;
-  std::call_once(exit_handler, [] { std::atexit(stop_all_at_exit); });
+  std::call_once(exit_handler, register_exit_handler);
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_ || !pending_.insert(job.key).second) return false;
   const int ordinal = job.device.ordinal;
@@ -73,17 +87,23 @@ bool BackgroundTuning::enqueue(BackgroundJob job) {
   return true;
 }
 
+void BackgroundTuning::request_stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  for (auto& [ordinal, worker] : workers_) {
+    for (const BackgroundJob& job : worker.queue) pending_.erase(job.key);
+    worker.queue.clear();
+  }
+  changed_.notify_all();
+}
+
 void BackgroundTuning::stop() {
+  request_stop();
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    for (auto& [ordinal, worker] : workers_) {
-      for (const BackgroundJob& job : worker.queue) pending_.erase(job.key);
-      worker.queue.clear();
+    for (auto& [ordinal, worker] : workers_)
       if (worker.thread.joinable()) threads.push_back(std::move(worker.thread));
-    }
-    changed_.notify_all();
   }
   for (std::thread& t : threads) {
     // exit() called on a worker itself (from a progress callback, say) cannot join it.
@@ -103,6 +123,9 @@ void BackgroundTuning::work(int ordinal) {
   bool entered = true;
   try {
     if (enter_device_) enter_device_(ordinal);
+    // enter_device_ warmed NVRTC up: its teardown is registered now, so this handler runs first.
+    static std::once_flag after_warm_up;
+    std::call_once(after_warm_up, register_exit_handler);
   } catch (const std::exception& e) {
     log(LogLevel::warn, "background tuning on device " + std::to_string(ordinal) +
                             " is unavailable, its shapes keep their fallbacks: " + e.what());
