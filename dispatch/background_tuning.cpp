@@ -1,5 +1,9 @@
 #include "background_tuning.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -20,6 +24,7 @@ namespace {
 struct LiveTunings {
   std::mutex mutex;
   std::set<BackgroundTuning*> all;
+  std::atomic<bool> any_worker_started{false};  // until then exit has nothing to stop
 };
 LiveTunings& live_tunings() {
   static auto* live = new LiveTunings();
@@ -27,20 +32,46 @@ LiveTunings& live_tunings() {
 }
 
 // At exit, before the CUDA runtime and NVRTC tear themselves down: a worker still tuning would
-// otherwise call into a library that is gone, or be destroyed while joinable. atexit handlers run
-// in reverse order of registration, so this one must be registered after both libraries
-// registered their teardown: the CUDA runtime did when the first caller initialized it, NVRTC when
-// it first compiled (it loads a part of itself then). Hence two registrations (enqueue, and each
-// worker's start after it warmed NVRTC up); running twice does no harm.
+// otherwise call into a library that is gone, or be destroyed while joinable. Where that is
+// guaranteed: exit() destroys the exiting thread's thread_local objects before it runs any atexit
+// handler, so a thread_local of the main thread (MainThreadExit below) stops the workers first
+// when the main thread exits the process, which is what returning from main() does. NVRTC cannot
+// be outrun by an atexit handler alone: it registers the teardown of state it creates lazily
+// during later compilations too (seen on the H200: a compiling thread crashed at exit inside
+// NVRTC after such a teardown ran). The atexit handler stays for exit() called on another thread:
+// registered at enqueue and again after each worker warmed NVRTC up, it runs before whatever the
+// CUDA runtime and NVRTC registered until then. Running twice does no harm.
 void stop_all_at_exit() {
   LiveTunings& live = live_tunings();
   std::lock_guard<std::mutex> lock(live.mutex);
+  if (!live.any_worker_started) return;
   // First every worker hears the stop, then compilations in flight end and no new one starts (a
   // tuning compiles its candidates on several threads), then the workers are joined.
+  log(LogLevel::debug, "process exit: stopping background tuning");
   for (BackgroundTuning* tuning : live.all) tuning->request_stop();
   detail::stop_nvrtc_compilations();
+  log(LogLevel::debug, "process exit: no compilation running; joining the background workers");
   for (BackgroundTuning* tuning : live.all) tuning->stop();
+  log(LogLevel::debug, "process exit: background tuning stopped");
 }
+
+// Destroyed when the main thread's thread_local objects are: at the start of exit() on it (or at
+// pthread_exit() from main(), which stops background tuning early: shapes keep their fallbacks).
+struct MainThreadExit {
+  ~MainThreadExit() { stop_all_at_exit(); }
+};
+
+bool on_main_thread() { return static_cast<pid_t>(syscall(SYS_gettid)) == getpid(); }
+
+void watch_main_thread_exit() {
+  if (!on_main_thread()) return;
+  static thread_local MainThreadExit watch;
+  (void)&watch;  // constructs it on this thread, which registers its destruction
+}
+
+// The library's static initialization usually runs on the main thread; enqueue() watches again
+// in case it did not (a library loaded by another thread).
+const bool main_thread_watched = (watch_main_thread_exit(), true);
 
 void register_exit_handler() {
   if (std::atexit(stop_all_at_exit) != 0)
@@ -75,6 +106,7 @@ BackgroundTuning::~BackgroundTuning() {
 bool BackgroundTuning::enqueue(BackgroundJob job) {
   // Registered on the first job of the process: the caller has initialized the CUDA runtime by
   // now (the fallback it runs is loaded), so this handler runs before the runtime's teardown.
+  watch_main_thread_exit();
   static std::once_flag exit_handler;
   std::call_once(exit_handler, register_exit_handler);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -82,7 +114,10 @@ bool BackgroundTuning::enqueue(BackgroundJob job) {
   const int ordinal = job.device.ordinal;
   Worker& worker = workers_[ordinal];
   worker.queue.push_back(std::move(job));
-  if (!worker.thread.joinable()) worker.thread = std::thread([this, ordinal] { work(ordinal); });
+  if (!worker.thread.joinable()) {
+    live_tunings().any_worker_started = true;  // not under live.mutex: the exit path takes it first
+    worker.thread = std::thread([this, ordinal] { work(ordinal); });
+  }
   changed_.notify_all();
   return true;
 }
