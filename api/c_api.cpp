@@ -144,7 +144,10 @@ tilemmStatus_t tilemmSgemmStridedBatched(tilemmLayout_t layout, tilemmOperation_
 tilemmStatus_t tilemmAutotune(int64_t m, int64_t n, int64_t k, char* winner, size_t winner_size,
                               double* median_ms) {
   return guarded([&] {
-    const auto result = tilemm::autotune(m, n, k, call_options());
+    // A request to tune: TILEMM_TUNE (off, background) is for gemm()'s implicit tuning.
+    tilemm::Options options = call_options();
+    options.policy = tilemm::TunePolicy::tune_on_miss;
+    const auto result = tilemm::autotune(m, n, k, options);
     if (winner != nullptr && winner_size > 0) {
       const std::size_t count = std::min(result.winner.size(), winner_size - 1);
       std::memcpy(winner, result.winner.data(), count);

@@ -69,6 +69,11 @@ const EmbeddedTemplate& template_of(const Variant& v) {
   return find_template(find_family(v.family).template_file);
 }
 
+std::uint64_t grid_blocks(const Variant& v, const Problem& problem) {
+  const LaunchGeometry g = find_family(v.family).geometry(v, problem);
+  return g.grid_x64 * g.grid_y64 * g.grid_z64;
+}
+
 std::vector<std::string> compile_definitions(const Variant& v) {
   const Family& f = find_family(v.family);
   std::vector<std::string> defs;

@@ -62,6 +62,11 @@ const Family& find_family(const std::string& name);
 // variant's stored CUBIN. Throws as find_family, and tilemm::Error when the file is not embedded.
 const EmbeddedTemplate& template_of(const Variant& v);
 
+// Blocks in the grid of `v` on `problem` (grid x * y * z before narrowing to CUDA's types): what
+// the tuner's pruning, ranking and row-split rules count waves over the SMs with. Throws as
+// find_family.
+std::uint64_t grid_blocks(const Variant& v, const Problem& problem);
+
 // The -D options that specialize the family's template into `v`: the kernel symbol, one per
 // parameter, then the family's extra_definitions.
 std::vector<std::string> compile_definitions(const Variant& v);

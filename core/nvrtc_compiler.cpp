@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <regex>
 
 #include "family_registry.hpp"
@@ -15,6 +17,38 @@ namespace tilemm::detail {
 namespace {
 
 std::atomic<std::uint64_t> compile_count{0};
+
+// Compilations running, and whether the process has stopped them (stop_nvrtc_compilations).
+// Never destroyed: compiling threads may still use it while the process exits.
+struct CompilationGate {
+  std::mutex mutex;
+  std::condition_variable idle;
+  int running = 0;
+  bool stopped = false;
+};
+CompilationGate& compilation_gate() {
+  static auto* gate = new CompilationGate();
+  return *gate;
+}
+
+// Counts one compilation as running while it lives; refuses to start once stopped.
+class RunningCompilation {
+ public:
+  explicit RunningCompilation(const std::string& name) {
+    CompilationGate& gate = compilation_gate();
+    std::lock_guard<std::mutex> lock(gate.mutex);
+    if (gate.stopped)
+      throw CompileError(name, "", "tilemm: '" + name + "' was not compiled: the process is exiting");
+    ++gate.running;
+  }
+  ~RunningCompilation() {
+    CompilationGate& gate = compilation_gate();
+    std::lock_guard<std::mutex> lock(gate.mutex);
+    if (--gate.running == 0) gate.idle.notify_all();
+  }
+  RunningCompilation(const RunningCompilation&) = delete;
+  RunningCompilation& operator=(const RunningCompilation&) = delete;
+};
 
 void check_nvrtc(nvrtcResult status, const char* call, const std::string& variant) {
   if (status != NVRTC_SUCCESS)
@@ -109,6 +143,7 @@ void read_ptxas_report(CompiledVariant& out) {
 
 CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string& name,
                                  const std::string& arch, std::vector<std::string> defines) {
+  const RunningCompilation running(name);
   const auto start = std::chrono::steady_clock::now();
   CompiledVariant out;
   out.name = name;
@@ -141,6 +176,19 @@ CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
                                          nvrtc_architecture(v, arch), compile_definitions(v));
   out.arch = arch;  // the key it is filed and looked up under: the device's, "sm_90" for sm_90a
   return out;
+}
+
+void warm_up_nvrtc(const std::string& arch) {
+  static const EmbeddedTemplate empty{"tilemm_warm_up.cu",
+                                      "extern \"C\" __global__ void tilemm_warm_up() {}\n", ""};
+  compile_template(empty, "tilemm_warm_up", arch, {});
+}
+
+void stop_nvrtc_compilations() {
+  CompilationGate& gate = compilation_gate();
+  std::unique_lock<std::mutex> lock(gate.mutex);
+  gate.stopped = true;
+  gate.idle.wait(lock, [&] { return gate.running == 0; });
 }
 
 std::uint64_t nvrtc_compile_count() { return compile_count.load(std::memory_order_relaxed); }

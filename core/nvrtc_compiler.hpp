@@ -37,6 +37,18 @@ CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string
 // CompileError naming the variant and carrying the NVRTC log when compilation fails.
 CompiledVariant compile_variant(const Variant& v, const std::string& arch);
 
+// Compiles an empty kernel for `arch` with the options every variant gets. NVRTC loads parts of
+// itself on its first compilation (its builtins library, with static objects whose teardown is
+// registered with atexit then); a thread that must stop before that teardown at exit warms NVRTC
+// up first and registers its exit handler after. Cost: one small compilation. Throws as
+// compile_template.
+void warm_up_nvrtc(const std::string& arch);
+
+// For the exit path: from now on compile_template throws CompileError ("the process is exiting")
+// without calling NVRTC, and this returns once the compilations already running have returned.
+// Irreversible. Waits at most as long as one compilation.
+void stop_nvrtc_compilations();
+
 // How many NVRTC compilations this process has run: lets tests and benchmarks prove that a
 // warm path compiles nothing.
 std::uint64_t nvrtc_compile_count();

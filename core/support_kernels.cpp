@@ -77,6 +77,7 @@ const std::vector<SupportModule>& support_modules() {
       {"transpose.cu", {"tilemm_transpose"}},
       {"verification.cu",
        {"tilemm_fill_uniform", "tilemm_reference_product", "tilemm_count_outside_bound"}},
+      {"timing.cu", {"tilemm_hold_stream"}},
   };
   return modules;
 }
@@ -139,6 +140,13 @@ void count_outside_bound(const DeviceInfo& device, std::int64_t M, std::int64_t 
   void* params[] = {&m, &n, &C, &lc, &reference, &magnitude, &unit, &outside};
   launch_support(device, "tilemm_count_outside_bound", grid, dim3(kCheckColumns, kCheckRows), params,
                  stream);
+}
+
+void hold_stream(const DeviceInfo& device, const unsigned* release, unsigned ticket, double most_ms,
+                 cudaStream_t stream) {
+  auto most_ns = static_cast<unsigned long long>(std::max(0.0, most_ms) * 1e6);
+  void* params[] = {&release, &ticket, &most_ns};
+  launch_support(device, "tilemm_hold_stream", dim3(1), dim3(1), params, stream);
 }
 
 }  // namespace tilemm::detail

@@ -1,10 +1,15 @@
 #include "background_tuning.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include "log.hpp"
+#include "nvrtc_compiler.hpp"
 #include "quiet_timing.hpp"
 
 namespace tilemm::dispatch {
@@ -19,19 +24,59 @@ namespace {
 struct LiveTunings {
   std::mutex mutex;
   std::set<BackgroundTuning*> all;
+  std::atomic<bool> any_worker_started{false};  // until then exit has nothing to stop
 };
 LiveTunings& live_tunings() {
   static auto* live = new LiveTunings();
   return *live;
 }
 
-// At exit, before the CUDA runtime tears itself down (it registered its own teardown earlier,
-// when it initialized, and atexit handlers run in reverse order): a worker still tuning would
-// otherwise call into a runtime that is gone, or be destroyed while joinable.
+// At exit, before the CUDA runtime and NVRTC tear themselves down: a worker still tuning would
+// otherwise call into a library that is gone, or be destroyed while joinable. Where that is
+// guaranteed: exit() destroys the exiting thread's thread_local objects before it runs any atexit
+// handler, so a thread_local of the main thread (MainThreadExit below) stops the workers first
+// when the main thread exits the process, which is what returning from main() does. NVRTC cannot
+// be outrun by an atexit handler alone: it registers the teardown of state it creates lazily
+// during later compilations too (seen on the H200: a compiling thread crashed at exit inside
+// NVRTC after such a teardown ran). The atexit handler stays for exit() called on another thread:
+// registered at enqueue and again after each worker warmed NVRTC up, it runs before whatever the
+// CUDA runtime and NVRTC registered until then. Running twice does no harm.
 void stop_all_at_exit() {
   LiveTunings& live = live_tunings();
   std::lock_guard<std::mutex> lock(live.mutex);
+  if (!live.any_worker_started) return;
+  // First every worker hears the stop, then compilations in flight end and no new one starts (a
+  // tuning compiles its candidates on several threads), then the workers are joined.
+  log(LogLevel::debug, "process exit: stopping background tuning");
+  for (BackgroundTuning* tuning : live.all) tuning->request_stop();
+  detail::stop_nvrtc_compilations();
+  log(LogLevel::debug, "process exit: no compilation running; joining the background workers");
   for (BackgroundTuning* tuning : live.all) tuning->stop();
+  log(LogLevel::debug, "process exit: background tuning stopped");
+}
+
+// Destroyed when the main thread's thread_local objects are: at the start of exit() on it (or at
+// pthread_exit() from main(), which stops background tuning early: shapes keep their fallbacks).
+struct MainThreadExit {
+  ~MainThreadExit() { stop_all_at_exit(); }
+};
+
+bool on_main_thread() { return static_cast<pid_t>(syscall(SYS_gettid)) == getpid(); }
+
+void watch_main_thread_exit() {
+  if (!on_main_thread()) return;
+  static thread_local MainThreadExit watch;
+  (void)&watch;  // constructs it on this thread, which registers its destruction
+}
+
+// The library's static initialization usually runs on the main thread; enqueue() watches again
+// in case it did not (a library loaded by another thread).
+const bool main_thread_watched = (watch_main_thread_exit(), true);
+
+void register_exit_handler() {
+  if (std::atexit(stop_all_at_exit) != 0)
+    log(LogLevel::warn, "background tuning could not register its exit handler: a process that "
+                        "exits while a shape is tuning may crash");
 }
 
 }  // namespace
@@ -61,29 +106,39 @@ BackgroundTuning::~BackgroundTuning() {
 bool BackgroundTuning::enqueue(BackgroundJob job) {
   // Registered on the first job of the process: the caller has initialized the CUDA runtime by
   // now (the fallback it runs is loaded), so this handler runs before the runtime's teardown.
+  watch_main_thread_exit();
   static std::once_flag exit_handler;
-  std::call_once(exit_handler, [] { std::atexit(stop_all_at_exit); });
+  std::call_once(exit_handler, register_exit_handler);
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_ || !pending_.insert(job.key).second) return false;
   const int ordinal = job.device.ordinal;
   Worker& worker = workers_[ordinal];
   worker.queue.push_back(std::move(job));
-  if (!worker.thread.joinable()) worker.thread = std::thread([this, ordinal] { work(ordinal); });
+  if (!worker.thread.joinable()) {
+    live_tunings().any_worker_started = true;  // not under live.mutex: the exit path takes it first
+    worker.thread = std::thread([this, ordinal] { work(ordinal); });
+  }
   changed_.notify_all();
   return true;
 }
 
+void BackgroundTuning::request_stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  for (auto& [ordinal, worker] : workers_) {
+    for (const BackgroundJob& job : worker.queue) pending_.erase(job.key);
+    worker.queue.clear();
+  }
+  changed_.notify_all();
+}
+
 void BackgroundTuning::stop() {
+  request_stop();
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    for (auto& [ordinal, worker] : workers_) {
-      for (const BackgroundJob& job : worker.queue) pending_.erase(job.key);
-      worker.queue.clear();
+    for (auto& [ordinal, worker] : workers_)
       if (worker.thread.joinable()) threads.push_back(std::move(worker.thread));
-    }
-    changed_.notify_all();
   }
   for (std::thread& t : threads) {
     // exit() called on a worker itself (from a progress callback, say) cannot join it.
@@ -103,6 +158,9 @@ void BackgroundTuning::work(int ordinal) {
   bool entered = true;
   try {
     if (enter_device_) enter_device_(ordinal);
+    // enter_device_ warmed NVRTC up: its teardown is registered now, so this handler runs first.
+    static std::once_flag after_warm_up;
+    std::call_once(after_warm_up, register_exit_handler);
   } catch (const std::exception& e) {
     log(LogLevel::warn, "background tuning on device " + std::to_string(ordinal) +
                             " is unavailable, its shapes keep their fallbacks: " + e.what());

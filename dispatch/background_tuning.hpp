@@ -35,7 +35,9 @@ class BackgroundTuning {
 
   // Tunings hold the cache lease as `lease_owner`, which must differ from the process's own, so
   // that a caller of the process tuning the same shape waits for the worker's result.
-  // `enter_device` binds a new worker thread to its device (cudaSetDevice); `drain_device` waits
+  // `enter_device` binds a new worker thread to its device (cudaSetDevice) and loads what the
+  // tuning will use lazily (NVRTC: detail::warm_up_nvrtc), so that the exit handler registered
+  // after it runs before that library's teardown; `drain_device` waits
   // for the worker's device to finish all work queued on it (cudaDeviceSynchronize). Either may
   // be empty (fakes): nothing to bind, nothing to wait for. Starts no thread.
   BackgroundTuning(Run run, std::string lease_owner, std::function<void(int ordinal)> enter_device,
@@ -49,6 +51,10 @@ class BackgroundTuning {
   // when the shape is queued or running already, or after stop(). Cost: a mutex; the first job
   // of a device starts a thread. Never waits for a tuning.
   bool enqueue(BackgroundJob job);
+
+  // The first half of stop(), which does not wait: no queued job starts and the running tuning
+  // is told to stop.
+  void request_stop();
 
   // Stops the workers: no queued job starts, the running tuning is told to stop (it stores
   // nothing and releases its lease), and the threads are joined, which waits for what the

@@ -122,8 +122,9 @@ struct Collaborators {
   std::function<const std::vector<cache::StoredEntry>&()> preloaded_headers;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
   LeaseTimes lease;
-  // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device, and
-  // wait for the current device to finish its queued work. Empty (fakes): nothing to do.
+  // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device and
+  // warm NVRTC up, and wait for the current device to finish its queued work. Empty (fakes):
+  // nothing to do.
   std::function<void(int ordinal)> enter_device;
   std::function<void()> drain_device;
 };

@@ -11,6 +11,7 @@
 #include "kernel_sources.hpp"
 #include "lease_owner.hpp"
 #include "log.hpp"
+#include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
 #include "row_split.hpp"
 #include "store_open.hpp"
@@ -146,7 +147,10 @@ Collaborators real_collaborators(std::function<std::string()> cache_path) {
     return cache::preloaded_headers(detail::why_not_a_known_name);
   };
   parts.lease_owner = cache::process_lease_owner();
-  parts.enter_device = [](int ordinal) { TILEMM_CUDA(cudaSetDevice(ordinal)); };
+  parts.enter_device = [](int ordinal) {
+    TILEMM_CUDA(cudaSetDevice(ordinal));
+    detail::warm_up_nvrtc(query_device(ordinal).arch());
+  };
   parts.drain_device = [] { TILEMM_CUDA(cudaDeviceSynchronize()); };
   return parts;
 }

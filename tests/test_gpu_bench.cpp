@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "launch.hpp"
 #include "nvrtc_compiler.hpp"
 #include "program_output.hpp"
+#include "stream_hold.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/error.hpp"
 
@@ -345,6 +348,45 @@ TEST(GpuBench, TimesAVariantAndVerifiesAndTimesARowSplitPlan) {
   const tuner::TimingResult given_up = bench.time_plan(split, 0.0);
   EXPECT_TRUE(given_up.pruned);
   EXPECT_EQ(given_up.stats.samples, plan.probe);
+}
+
+TEST(StreamHold, KeepsItsStreamWaitingWhileTheBatchIsEnqueuedThenLetsItRun) {
+  TILEMM_REQUIRE_DEVICE();
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEvent_t enqueued = nullptr;
+  cuda_ok(cudaEventCreate(&enqueued), "cudaEventCreate");
+  detail::StreamHold hold(current_device());
+  for (int batch = 0; batch < 3; ++batch) {  // each batch takes a new ticket
+    cudaError_t while_held = cudaSuccess;
+    hold.run_held(stream, [&] {
+      cuda_ok(cudaEventRecord(enqueued, stream), "cudaEventRecord");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      while_held = cudaEventQuery(enqueued);
+    });
+    EXPECT_EQ(while_held, cudaErrorNotReady) << "batch " << batch << ": the stream ran on while held";
+    cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    EXPECT_EQ(cudaEventQuery(enqueued), cudaSuccess);
+  }
+  cudaEventDestroy(enqueued);
+  cudaStreamDestroy(stream);
+}
+
+TEST(StreamHold, AHoldNeverReleasedEndsByItselfAfterItsLongest) {
+  TILEMM_REQUIRE_DEVICE();
+  void* flag = nullptr;
+  cuda_ok(cudaHostAlloc(&flag, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc");
+  *static_cast<unsigned*>(flag) = 0;
+  void* on_device = nullptr;
+  cuda_ok(cudaHostGetDevicePointer(&on_device, flag, 0), "cudaHostGetDevicePointer");
+  const auto start = std::chrono::steady_clock::now();
+  detail::hold_stream(current_device(), static_cast<const unsigned*>(on_device), 1, 30.0, nullptr);
+  cuda_ok(cudaDeviceSynchronize(), "the hold");
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(ms, 30.0);
+  EXPECT_LT(ms, 5000.0) << "the hold did not end by itself";
+  cudaFreeHost(flag);
 }
 
 // A and B of set 0 are allocated before its C, which no GPU can hold: the constructor throws,

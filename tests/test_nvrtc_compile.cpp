@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <set>
 #include <thread>
@@ -148,6 +149,51 @@ TEST(Compile, CountsEveryCompilation) {
   const auto before = detail::nvrtc_compile_count();
   detail::compile_variant(parse_variant("naive"), "sm_90");
   EXPECT_EQ(detail::nvrtc_compile_count(), before + 1);
+}
+
+TEST(Compile, WarmingUpCompilesOneEmptyKernel) {
+  const auto before = detail::nvrtc_compile_count();
+  detail::warm_up_nvrtc("sm_90");
+  EXPECT_EQ(detail::nvrtc_compile_count(), before + 1);
+}
+
+// The exit path (background_tuning.cpp): stopping waits for the compilation in flight to leave
+// NVRTC, and refuses every later one without calling NVRTC. Returns 0 when both held.
+int stop_compilations_and_check() {
+  const auto before = detail::nvrtc_compile_count();
+  std::atomic<bool> started{false};
+  bool compiled = false, refused_first = false;
+  std::thread compiling([&] {
+    started = true;
+    try {
+      detail::compile_variant(parse_variant("tiled_t16_p0"), "sm_90");
+      compiled = true;
+    } catch (const CompileError&) {
+      refused_first = true;
+    }
+  });
+  while (!started) std::this_thread::yield();
+  // A compilation takes ~100 ms: after this pause it is almost surely inside NVRTC (if not, it
+  // must be refused); it must have left NVRTC when stop_nvrtc_compilations returns.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  detail::stop_nvrtc_compilations();
+  const auto at_stop = detail::nvrtc_compile_count();
+  compiling.join();
+  const bool whole = compiled ? at_stop == before + 1 : refused_first && at_stop == before;
+  bool refused = false;
+  try {
+    detail::compile_variant(parse_variant("naive"), "sm_90");
+  } catch (const CompileError& e) {
+    refused = std::string(e.what()).find("the process is exiting") != std::string::npos &&
+              e.variant() == "naive";
+  }
+  return whole && refused && detail::nvrtc_compile_count() == at_stop ? 0 : 1;
+}
+
+// Irreversible for the process, so in a child.
+TEST(CompileDeathTest, StoppingWaitsForRunningCompilationsAndRefusesNewOnes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(stop_compilations_and_check()), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Compile, FailureNamesTheVariantAndCarriesTheNvrtcLog) {

@@ -62,6 +62,22 @@ TEST(TuneCliGpu, TunesShapesPrintsJsonAndServesTheSecondRunFromTheCache) {
   EXPECT_NE(bad_device.text.find("--device 99 does not exist"), std::string::npos) << bad_device.text;
 }
 
+// TILEMM_TUNE governs gemm()'s implicit tuning; tilemm-tune is a request to tune under any value.
+TEST(TuneCliGpu, TunesWhateverTilemmTuneSays) {
+  TILEMM_REQUIRE_DEVICE();
+  for (const char* policy : {"off", "background"}) {
+    SCOPED_TRACE(policy);
+    tilemm::testing::TempDir dir;
+    const Output out = tilemm::testing::run_command(std::string("TILEMM_TUNE=") + policy + " " +
+                                                    TILEMM_TUNE_BINARY + " --cache " +
+                                                    dir.file("cli.db") + " --shapes 72x40x24 --json");
+    ASSERT_EQ(out.code, 0) << out.text;
+    const auto doc = nlohmann::json::parse(out.text);
+    ASSERT_EQ(doc["devices"][0]["results"].size(), 1u);
+    EXPECT_EQ(doc["devices"][0]["results"][0]["source"], "tuned");
+  }
+}
+
 TEST(TuneCliGpu, SurvivesACandidateThatCrashesTheContextAndOneThatHangs) {
   TILEMM_REQUIRE_DEVICE();
   tilemm::testing::TempDir dir;

@@ -11,13 +11,8 @@
 namespace tilemm::tuner {
 namespace {
 
-double blocks_of(const Variant& v, const Problem& p) {
-  const auto g = detail::find_family(v.family).geometry(v, p);
-  return double(g.grid_x64) * double(g.grid_y64) * double(g.grid_z64);
-}
-
 double waves(const Variant& v, const Problem& p, int sm_count) {
-  return std::max(1.0, std::ceil(blocks_of(v, p) / std::max(1, sm_count)));
+  return std::max(1.0, std::ceil(double(detail::grid_blocks(v, p)) / std::max(1, sm_count)));
 }
 
 double log_distance(const MeasuredShape& e, const Problem& p) {
@@ -76,7 +71,7 @@ std::vector<RankedCandidate> rank_candidates_by_history(const std::vector<Varian
     RankedCandidate r;
     r.variant = v;
     r.basis = static_cast<int>(predictions.size());
-    r.grid_blocks = static_cast<std::uint64_t>(blocks_of(v, problem));
+    r.grid_blocks = detail::grid_blocks(v, problem);
     if (predictions.empty()) {
       r.predicted_ms = std::numeric_limits<double>::infinity();
     } else {

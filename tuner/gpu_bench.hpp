@@ -13,6 +13,7 @@
 
 #include "candidate_bench.hpp"
 #include "launch.hpp"
+#include "stream_hold.hpp"
 
 namespace tilemm::tuner {
 
@@ -90,6 +91,7 @@ class GpuBench : public CandidateBench {
   Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
   Buffer outside_;    // a detail::OutsideBound: the answer of each verification
   std::vector<Event> events_;
+  std::unique_ptr<detail::StreamHold> hold_;  // timed launches run back to back, not at the host's pace
   SampleGate gate_;
 };
 

@@ -38,11 +38,6 @@ void compile_all(std::vector<Pending>& pending, const std::string& arch, const C
   compile_candidates(all, arch, compile, threads);
 }
 
-std::uint64_t blocks_of(const Variant& v, const Problem& problem) {
-  const auto g = detail::find_family(v.family).geometry(v, problem);
-  return g.grid_x64 * g.grid_y64 * g.grid_z64;
-}
-
 // Cheap rule before anything compiles: when some candidate gives every SM a block, candidates
 // whose tiles are so large that the grid fills under a quarter of the SMs cannot win (they run
 // at most a quarter of the machine) and are not compiled or timed.
@@ -52,11 +47,11 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
   std::uint64_t most = 0;
   for (const auto& p : pending)
     if (p.result.status == CandidateStatus::ok)
-      most = std::max(most, blocks_of(p.variant, problem));
+      most = std::max(most, detail::grid_blocks(p.variant, problem));
   const auto sms = static_cast<std::uint64_t>(device.sm_count);
   if (most < sms) return;
   for (auto& p : pending) {
-    const std::uint64_t blocks = blocks_of(p.variant, problem);
+    const std::uint64_t blocks = detail::grid_blocks(p.variant, problem);
     if (p.result.status == CandidateStatus::ok && blocks * 4 < sms) {
       p.result.status = CandidateStatus::pruned;
       p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +

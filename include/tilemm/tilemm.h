@@ -61,7 +61,8 @@ tilemmStatus_t tilemmSgemmStridedBatched(tilemmLayout_t layout, tilemmOperation_
                                          int64_t stride_c, int64_t batch_count,
                                          cudaStream_t stream);
 
-/* Tunes (or looks up) a row-major, dense M x N x K problem on the current device; writes the
+/* Tunes (or looks up) a row-major, dense M x N x K problem on the current device, whatever
+ * TILEMM_TUNE says (it governs the implicit tuning of the Sgemm calls); writes the
  * winner's canonical name (NUL-terminated, truncated to winner_size - 1) when winner is not
  * NULL, and its median time when median_ms is not NULL. */
 tilemmStatus_t tilemmAutotune(int64_t m, int64_t n, int64_t k, char* winner, size_t winner_size,

@@ -6,7 +6,8 @@
 //   2. tunes the shape with the exhaustive search into a second cache (--exhaustive-cache), so
 //      that the budgeted tunings rank only by what a real machine would have measured;
 //   3. times both winners head to head on the same inputs, rotated through copies larger than the
-//      L2 as the tuner times them, in alternating blocks of launches (CUDA events, median).
+//      L2 as the tuner times them, in alternating blocks of launches that run back to back on the
+//      GPU (core/stream_hold.hpp), CUDA events around each launch, median.
 // Regret = budgeted winner's median / exhaustive winner's median (1 when both chose the same).
 // Usage: tilemm-tuning-regret --help
 #include <cuda_runtime_api.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <set>
@@ -29,6 +31,7 @@
 #include "launch.hpp"
 #include "real_collaborators.hpp"
 #include "row_split.hpp"
+#include "stream_hold.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 
@@ -142,38 +145,52 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1];
 }
 
-// Medians of two launchers timed in alternating blocks of 5 events-timed launches (after 3 warm-up
-// launches each), on the rotation's copies, for at least ~60 ms of each.
+// Medians of two launchers timed in alternating blocks of 5 launches, each launch between CUDA
+// events, on the rotation's copies, for at least ~60 ms of each (at most 1000 launches each).
+// The blocks are enqueued under a StreamHold and run back to back, so that a kernel of a few
+// microseconds is timed at the GPU's pace as the tuner times it, not at the host's: gemm()'s
+// dispatch costs the host more than launch_via's.
 std::pair<double, double> head_to_head(const Rotation& inputs, const std::function<void(const GemmArgs&)>& first,
-                                       const std::function<void(const GemmArgs&)>& second) {
-  std::vector<cudaEvent_t> events(12);
+                                       const std::function<void(const GemmArgs&)>& second,
+                                       tilemm::detail::StreamHold& hold) {
+  constexpr int kBlock = 5, kRoundsPerHold = 10;
+  std::vector<cudaEvent_t> events(4 * kBlock * kRoundsPerHold);
   for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
   std::size_t next = 0;
-  const auto block = [&](const std::function<void(const GemmArgs&)>& run, int launches, bool timed,
-                         std::vector<double>& out) {
-    for (int i = 0; i < launches; ++i) {
-      if (timed) cuda(cudaEventRecord(events[2 * i], nullptr), "cudaEventRecord");
-      run(inputs.args(next++));
-      if (timed) cuda(cudaEventRecord(events[2 * i + 1], nullptr), "cudaEventRecord");
-    }
-    cuda(cudaDeviceSynchronize(), "launch");
-    if (!timed) return;
-    for (int i = 0; i < launches; ++i) {
-      float ms = 0;
-      cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-      out.push_back(ms);
+  std::vector<double> a, b;
+  // `rounds` rounds of (a block of first, a block of second); with `timed`, the times are kept.
+  const auto run_rounds = [&](int rounds, bool timed) {
+    for (int r0 = 0; r0 < rounds; r0 += kRoundsPerHold) {
+      const int n = std::min(kRoundsPerHold, rounds - r0);
+      hold.run_held(nullptr, [&] {
+        std::size_t e = 0;
+        for (int r = 0; r < n; ++r)
+          for (const auto* run : {&first, &second})
+            for (int i = 0; i < kBlock; ++i, e += 2) {
+              cuda(cudaEventRecord(events[e], nullptr), "cudaEventRecord");
+              (*run)(inputs.args(next++));
+              cuda(cudaEventRecord(events[e + 1], nullptr), "cudaEventRecord");
+            }
+      });
+      cuda(cudaDeviceSynchronize(), "launch");
+      if (!timed) continue;
+      std::size_t e = 0;
+      for (int r = 0; r < n; ++r)
+        for (auto* out : {&a, &b})
+          for (int i = 0; i < kBlock; ++i, e += 2) {
+            float ms = 0;
+            cuda(cudaEventElapsedTime(&ms, events[e], events[e + 1]), "cudaEventElapsedTime");
+            out->push_back(ms);
+          }
     }
   };
-  std::vector<double> a, b, unused;
-  block(first, 3, false, unused);
-  block(second, 3, false, unused);
-  block(first, 5, true, a);
-  const int rounds = std::clamp(static_cast<int>(60.0 / (5.0 * std::max(median(a), 1e-3))), 6, 40);
+  run_rounds(1, false);  // warm-up: clocks up, kernels loaded, caches warm
+  run_rounds(2, true);   // a probe of their times, to size the run
+  const double round_ms = kBlock * (median(a) + median(b));
+  const int rounds = std::clamp(static_cast<int>(2.0 * 60.0 / std::max(round_ms, 1e-3)), 10, 200);
   a.clear();
-  for (int r = 0; r < rounds; ++r) {
-    block(first, 5, true, a);
-    block(second, 5, true, b);
-  }
+  b.clear();
+  run_rounds(rounds, true);
   for (auto& e : events) cudaEventDestroy(e);
   return {median(a), median(b)};
 }
@@ -236,6 +253,7 @@ int main(int argc, char** argv) {
     std::printf("seed %lld, %d shapes, budget %.0f ms, device %s\n", seed, count, budget_ms, device.name.c_str());
     std::printf("%-20s %-10s %9s %9s %9s %8s  %s | %s\n", "shape", "class", "first_ms", "exh_s", "budg_ms",
                 "regret", "budgeted winner", "exhaustive winner");
+    tilemm::detail::StreamHold hold(device);
     for (const auto& s : shapes) {
       Row row;
       row.shape = s;
@@ -252,7 +270,7 @@ int main(int argc, char** argv) {
       row.exhaustive_seconds = ex.tuning_seconds;
       const auto [b, e] = head_to_head(
           inputs, [&](const GemmArgs& a) { tilemm::gemm(a, nullptr, budgeted_options); },
-          [&](const GemmArgs& a) { launch_via(exhaustive, a, nullptr, exhaustive_options); });
+          [&](const GemmArgs& a) { launch_via(exhaustive, a, nullptr, exhaustive_options); }, hold);
       row.budgeted_ms = b;
       row.exhaustive_ms = e;
       row.regret = row.budgeted == row.exhaustive ? 1.0 : b / e;

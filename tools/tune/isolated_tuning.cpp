@@ -200,6 +200,7 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
   detail::ScopedTuneHooks installed(hooks);
   try {
     Options options;
+    options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
     options.precision = search.precision;
