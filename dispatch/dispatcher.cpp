@@ -80,7 +80,7 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.margin = outcome.margin;
   e.tuned_at = tuned_at;
   e.tilemm_version = TILEMM_VERSION;
-  e.versions = running_versions(device);
+  e.versions = running_versions(device, problem.precision);
   e.arch = device.arch();
   e.source = "tuned";
   e.candidates = outcome.candidates;
@@ -296,7 +296,7 @@ std::optional<cache::StoredEntry> Dispatcher::fresh_entry(const DeviceInfo& devi
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
         auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
-        if (entry && !is_fresh(*entry, running_versions(device))) {
+        if (entry && !is_fresh(*entry, running_versions(device, problem.precision))) {
           log(LogLevel::info, "cached result for " + describe(problem) +
                                   " is stale (tuned under another driver, NVRTC or template set)");
           return std::nullopt;
@@ -320,7 +320,7 @@ std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& 
                                                               bool with_candidates) {
   return cache::find_preloaded(with_candidates ? parts_.preloaded() : parts_.preloaded_headers(),
                                device.model_key(), device.arch(), problem.M, problem.N, problem.K,
-                               class_of(problem), running_versions(device),
+                               class_of(problem), running_versions(device, problem.precision),
                                problem.precision);
 }
 
@@ -500,7 +500,7 @@ std::vector<tuner::MeasuredShape> Dispatcher::history_for(const DeviceInfo& devi
   const auto listed = with_store("cache listing failed", std::vector<cache::StoredEntry>{},
                                  [&](ResultStore& store) { return store.list(device.model_key()); });
   return measured_shapes(listed, parts_.preloaded(), device, class_of(problem),
-                         running_versions(device), problem.precision);
+                         running_versions(device, problem.precision), problem.precision);
 }
 
 // Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device,
@@ -511,7 +511,7 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
   std::string best_source;
   double best_distance = std::numeric_limits<double>::infinity();
   const std::string wanted_class = class_of(problem);
-  const cache::BuildVersions running = running_versions(device);
+  const cache::BuildVersions running = running_versions(device, problem.precision);
   // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
   // kernel this build can run) and winners that cannot run this problem do not count.
   const auto consider = [&](const cache::StoredEntry& e, const char* source) {

@@ -227,6 +227,24 @@ TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
     EXPECT_EQ(used.count(std::string(t.file)), 1u) << t.file;
 }
 
+// A result's templates hash covers the families its precision chose among: the tensor-core
+// templates leave highest's hash alone (so its results, the shipped ones too, stay fresh when
+// such a family is added or changed), and high and medium, which fall back to the FP32
+// kernels, cover every template.
+TEST(TemplatesHash, HighestCoversTheFp32FamiliesAndTheOthersEveryTemplate) {
+  std::set<std::string> fp32_files, other_files;
+  for (const auto& family : detail::families())
+    for (const Variant& v : variant_space(family.name))
+      (family.precision(v) == Precision::highest ? fp32_files : other_files).insert(family.template_file);
+  ASSERT_FALSE(other_files.empty()) << "no tensor-core family: this test has nothing to tell apart";
+  for (const auto& file : other_files)
+    EXPECT_EQ(fp32_files.count(file), 0u) << file << " holds both FP32 and tensor-core kernels";
+  EXPECT_NE(detail::templates_hash(Precision::highest), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::high), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::medium), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::highest).size(), 16u);
+}
+
 // Every support file (the transpose, the tuner's verification kernels) compiles for both
 // architectures, holds exactly the kernels the loader looks up in it, and spills nothing; and
 // every embedded support file is one the loader knows.

@@ -407,7 +407,7 @@ TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
   }
   EXPECT_EQ(sizes, (std::set<std::int64_t>{512, 1000, 1024, 2048, 3000, 4096, 4097, 8192}));
   const auto found = find_preloaded(all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", 4096, 4096,
-                                    4096, "a4-dense", BuildVersions{detail::templates_hash(), 0, 0});
+                                    4096, "a4-dense", BuildVersions{detail::templates_hash(Precision::highest), 0, 0});
   ASSERT_TRUE(found.has_value()) << "the shipped H200 cache was made from other kernel templates: "
                                     "refresh it (tilemm-tune --sizes ... then --export)";
   EXPECT_EQ(found->source, "preloaded");

@@ -368,8 +368,7 @@ std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEnt
   return parts;
 }
 
-void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries,
-                   const cache::BuildVersions& here) {
+void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries) {
   const auto parts = plan_parts(entries);
   std::vector<bool> is_part(entries.size(), false);
   for (const auto& list : parts)
@@ -381,7 +380,7 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
     table.add_row({e.device_key, shape, e.problem_class, to_string(e.precision), e.winner,
                    fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   dispatch::is_fresh(e, here) ? "fresh" : "stale"});
+                   dispatch::is_fresh(e, dispatch::running_versions_here(e.precision)) ? "fresh" : "stale"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -421,7 +420,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   }
   for (const auto& e : cache::preloaded_entries(detail::why_not_a_known_name))
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
-  print_entries(out, entries, dispatch::running_versions_here());
+  print_entries(out, entries);
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
   if (damaged) return damaged_cache(err, path, *damaged, "only the preloaded entries were listed");
   return kOk;
