@@ -1,6 +1,7 @@
 // The C interface: exceptions become status codes and a per-thread message.
 #include "tilemm/tilemm.h"
 
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <string>
@@ -69,9 +70,52 @@ tilemm::Op op_of(const tilemmOperation_t& op, const char* name) {
   throw tilemm::InvalidArgument(name, "must be TILEMM_OP_N or TILEMM_OP_T, got " + std::to_string(v));
 }
 
+// tilemmSetPrecision's value as a tilemmPrecision_t; -1 until the first call: the environment's.
+std::atomic<int> process_precision{-1};
+
+tilemm::Precision precision_of(long long v) {
+  if (v == TILEMM_PRECISION_HIGHEST) return tilemm::Precision::highest;
+  if (v == TILEMM_PRECISION_HIGH) return tilemm::Precision::high;
+  if (v == TILEMM_PRECISION_MEDIUM) return tilemm::Precision::medium;
+  throw tilemm::InvalidArgument("precision", "must be TILEMM_PRECISION_HIGHEST, _HIGH or _MEDIUM, "
+                                             "got " + std::to_string(v));
+}
+
+tilemmPrecision_t c_precision(tilemm::Precision p) {
+  switch (p) {
+    case tilemm::Precision::highest: return TILEMM_PRECISION_HIGHEST;
+    case tilemm::Precision::high: return TILEMM_PRECISION_HIGH;
+    case tilemm::Precision::medium: return TILEMM_PRECISION_MEDIUM;
+  }
+  return TILEMM_PRECISION_HIGHEST;
+}
+
+// The options of every C call: the defaults, at the process's precision.
+tilemm::Options call_options() {
+  tilemm::Options options;
+  if (const int set = process_precision.load(std::memory_order_relaxed); set >= 0)
+    options.precision = precision_of(set);
+  return options;
+}
+
 }  // namespace
 
 extern "C" {
+
+tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision) {
+  return guarded([&] {
+    const long long v = raw_value(precision);
+    precision_of(v);  // refuses what is not a precision
+    process_precision.store(static_cast<int>(v), std::memory_order_relaxed);
+  });
+}
+
+tilemmStatus_t tilemmGetPrecision(tilemmPrecision_t* precision) {
+  return guarded([&] {
+    if (precision == nullptr) throw tilemm::InvalidArgument("precision", "must not be NULL");
+    *precision = c_precision(call_options().precision);
+  });
+}
 
 tilemmStatus_t tilemmSgemm(tilemmLayout_t layout, tilemmOperation_t op_a, tilemmOperation_t op_b,
                            int64_t m, int64_t n, int64_t k, float alpha, const float* A,
@@ -79,7 +123,7 @@ tilemmStatus_t tilemmSgemm(tilemmLayout_t layout, tilemmOperation_t op_a, tilemm
                            int64_t ldc, cudaStream_t stream) {
   return guarded([&] {
     tilemm::gemm(layout_of(layout), op_of(op_a, "op_a"), op_of(op_b, "op_b"), m, n, k, alpha, A,
-                 lda, B, ldb, beta, C, ldc, stream);
+                 lda, B, ldb, beta, C, ldc, stream, call_options());
   });
 }
 
@@ -93,7 +137,7 @@ tilemmStatus_t tilemmSgemmStridedBatched(tilemmLayout_t layout, tilemmOperation_
   return guarded([&] {
     tilemm::gemm_strided_batched(layout_of(layout), op_of(op_a, "op_a"), op_of(op_b, "op_b"), m,
                                  n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
-                                 stride_c, batch_count, stream);
+                                 stride_c, batch_count, stream, call_options());
   });
 }
 
@@ -101,7 +145,7 @@ tilemmStatus_t tilemmAutotune(int64_t m, int64_t n, int64_t k, char* winner, siz
                               double* median_ms) {
   return guarded([&] {
     // A request to tune: TILEMM_TUNE (off, background) is for gemm()'s implicit tuning.
-    tilemm::Options options;
+    tilemm::Options options = call_options();
     options.policy = tilemm::TunePolicy::tune_on_miss;
     const auto result = tilemm::autotune(m, n, k, options);
     if (winner != nullptr && winner_size > 0) {

@@ -32,6 +32,9 @@ void check_options(const Options& options) {
     throw InvalidArgument("tune_budget_ms", "must be a number of milliseconds >= 0 (0: the "
                                             "exhaustive search), got " +
                                                 std::to_string(options.tune_budget_ms));
+  if (!parse_precision(to_string(options.precision)))
+    throw InvalidArgument("precision", "must be Precision::highest, high or medium, got " +
+                                           std::to_string(static_cast<int>(options.precision)));
 }
 
 void check_tunable(const Problem& p) {
@@ -85,6 +88,18 @@ double Options::budget_from_environment() {
   return budget;
 }
 
+Precision Options::precision_from_environment() {
+  static const Precision precision = [] {
+    const char* value = std::getenv("TILEMM_PRECISION");
+    if (value == nullptr) return Precision::highest;
+    if (const auto parsed = parse_precision(value)) return *parsed;
+    detail::log(detail::LogLevel::warn, std::string("TILEMM_PRECISION='") + value +
+                                            "' is not highest, high or medium; using highest");
+    return Precision::highest;
+  }();
+  return precision;
+}
+
 std::string problem_class(const Problem& p) { return dispatch::class_of(p); }
 
 std::string cache_path() {
@@ -106,7 +121,9 @@ std::uint64_t tunings_run() { return dispatch::Dispatcher::tunings_counted(); }
 AutotuneResult autotune(const Problem& problem, const Options& options) {
   check_tunable(problem);
   check_options(options);
-  return api::process_dispatcher().autotune(current_device(), problem, options);
+  Problem asked = problem;
+  asked.precision = options.precision;
+  return api::process_dispatcher().autotune(current_device(), asked, options);
 }
 
 AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options) {
@@ -130,11 +147,15 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   detail::check_stream(stream, device);
   const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
   const bool dense = dispatch::dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
-  const dispatch::ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense};
+  const dispatch::ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense,
+                               options.precision};
   dispatch::Dispatcher& dispatcher = api::process_dispatcher();
   auto decision = dispatcher.find(key);
-  if (!decision || dispatch::resolves_again(*decision, options.policy))
-    decision = dispatcher.resolve(device, args.problem(), key, options);
+  if (!decision || dispatch::resolves_again(*decision, options.policy)) {
+    Problem problem = args.problem();
+    problem.precision = options.precision;
+    decision = dispatcher.resolve(device, problem, key, options);
+  }
   if (const std::int64_t rows = decision->split_rows; rows > 0) {
     gemm(detail::rows_of(args, 0, rows), stream, options);
     gemm(detail::rows_of(args, rows, args.M - rows), stream, options);

@@ -41,12 +41,14 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
                        const BuildVersions& running);
 
-// The preloaded entry for this shape and class among those that apply (preloaded_applies): first
-// one of the exact device model, else one of another model of the same architecture.
+// The preloaded entry for this shape, class and precision among those that apply
+// (preloaded_applies): first one of the exact device model, else one of another model of the
+// same architecture.
 std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
                                           const std::string& device_key, const std::string& arch,
                                           std::int64_t M, std::int64_t N, std::int64_t K,
                                           const std::string& problem_class,
-                                          const BuildVersions& running);
+                                          const BuildVersions& running,
+                                          Precision precision = Precision::highest);
 
 }  // namespace tilemm::cache

@@ -43,6 +43,7 @@ std::string entries_to_json(const std::vector<StoredEntry>& entries) {
                     {"n", e.N},
                     {"k", e.K},
                     {"problem_class", e.problem_class},
+                    {"precision", to_string(e.precision)},
                     {"winner", e.winner},
                     {"median_ms", e.median_ms},
                     {"tflops", e.tflops},
@@ -194,6 +195,15 @@ StoredEntry read_entry(const Reader& r, const NameCheck& names) {
   e.N = r.integer("n", 1, kMaxDim);
   e.K = r.integer("k", 1, kMaxDim);
   e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
+  // Required by version 2, absent from version 1: which of the two the document is may only be
+  // known at its end (DocumentReader::finish checks that the entries agree with it).
+  if (r.has("precision")) {
+    const std::string precision = r.text("precision", kMaxText, "one of highest, high, medium");
+    const auto parsed = parse_precision(precision);
+    if (!parsed)
+      r.fail("precision", "must be one of highest, high, medium; got \"" + precision.substr(0, 80) + "\"");
+    e.precision = *parsed;
+  }
   e.winner = r.text("winner", kMaxText, "a variant name");
   check_name(r, "winner", e.winner, e.M, names);
   e.median_ms = r.number("median_ms", 0.0, false);
@@ -323,11 +333,19 @@ class DocumentReader : public nlohmann::json_sax<json> {
     static const auto& format_pattern = *new std::regex(kJsonFormatName);
     root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
     const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
-    if (version != kJsonFormatVersion)
-      root.fail("format_version", "is " + std::to_string(version) + "; this build reads version " +
+    if (version != kJsonFormatVersion && version != kFirstVersion)
+      root.fail("format_version", "is " + std::to_string(version) + "; this build reads versions " +
+                                      std::to_string(kFirstVersion) + " and " +
                                       std::to_string(kJsonFormatVersion));
     if (!entries_array_seen_) root.array("entries");  // missing, or not an array: says which
     if (bad_entry_) throw *bad_entry_;
+    // Version 1 knew no precision (its entries are highest); version 2 names it in every entry.
+    if (version == kFirstVersion && first_with_precision_)
+      throw InvalidArgument(entry_path(*first_with_precision_) + ".precision",
+                            "is not part of format version 1 (a document with precisions is "
+                            "version " + std::to_string(kJsonFormatVersion) + ")");
+    if (version != kFirstVersion && first_without_precision_)
+      throw InvalidArgument(entry_path(*first_without_precision_) + ".precision", "is missing");
     return count_;
   }
 
@@ -393,13 +411,22 @@ class DocumentReader : public nlohmann::json_sax<json> {
     }
   }
 
+  static constexpr int kFirstVersion = 1;
+
+  static std::string entry_path(std::size_t index) {
+    return "entries[" + std::to_string(index) + "]";
+  }
+
   void entry(const json& value, std::size_t index) {
     if (bad_entry_) return;  // the rest is only parsed
     StoredEntry e;
     try {
-      const Reader er(value, "entries[" + std::to_string(index) + "]");
+      const Reader er(value, entry_path(index));
       e = read_entry(er, names_check_);
-      if (!new_key(e)) er.fail("m", "this (device_key, m, n, k, problem_class) appears twice in the file");
+      auto& first = er.has("precision") ? first_with_precision_ : first_without_precision_;
+      if (!first) first = index;
+      if (!new_key(e))
+        er.fail("m", "this (device_key, m, n, k, problem_class, precision) appears twice in the file");
     } catch (const InvalidArgument& bad) {
       first_bad_entry(bad);
       return;
@@ -417,7 +444,9 @@ class DocumentReader : public nlohmann::json_sax<json> {
     const auto id = [this](const std::string& text) {
       return names_.emplace(text, static_cast<int>(names_.size())).first->second;
     };
-    return keys_.insert({id(e.device_key), e.M, e.N, e.K, id(e.problem_class)}).second;
+    return keys_.insert({id(e.device_key), e.M, e.N, e.K, id(e.problem_class),
+                         static_cast<int>(e.precision)})
+        .second;
   }
 
   std::function<void(StoredEntry&&)> each_;
@@ -433,7 +462,9 @@ class DocumentReader : public nlohmann::json_sax<json> {
   std::size_t count_ = 0;
   std::optional<InvalidArgument> bad_entry_;
   std::map<std::string, int> names_;
-  std::set<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int>> keys_;
+  std::set<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int, int>> keys_;
+  // The first entry with and without a "precision", checked against the version at the end.
+  std::optional<std::size_t> first_with_precision_, first_without_precision_;
 };
 
 }  // namespace

@@ -15,7 +15,9 @@
 namespace tilemm::cache {
 
 constexpr const char* kJsonFormatName = "tilemm-tuning";
-constexpr int kJsonFormatVersion = 1;
+// Version 2 added each entry's "precision"; a version 1 document (without it) is still read, all
+// its entries as precision highest.
+constexpr int kJsonFormatVersion = 2;
 
 // Whether `name`, stored as the winner or a candidate of an entry of M rows, is one the running
 // build can serve: empty when it is, else why not ("is not a variant this build knows: ...").

@@ -1,4 +1,5 @@
-// The SQLite store of tuning results: per (device model, shape, problem class) the winner, its
+// The SQLite store of tuning results: per (device model, shape, problem class, precision) the
+// winner, its
 // statistics and every candidate's; and winners' CUBINs, so that a new process dispatches
 // without NVRTC. One file shared by many processes (WAL, busy timeout, transactions).
 #pragma once
@@ -25,6 +26,7 @@ struct StoredEntry {
   std::string device_key;
   std::int64_t M = 0, N = 0, K = 0;
   std::string problem_class;
+  Precision precision = Precision::highest;  // part of the key, with the fields above
   std::string winner;
   double median_ms = 0.0, tflops = 0.0, margin = 0.0;
   std::string tuned_at;        // ISO-8601 UTC
@@ -47,7 +49,7 @@ bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
 class TuningStore {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the store at `path` (":memory:" for a private one) and migrates older
   // schemas. Throws CacheCorrupt if the file is not a database or fails SQLite's quick_check,
@@ -55,9 +57,17 @@ class TuningStore {
   // schema than this build understands (it is then left untouched).
   explicit TuningStore(const std::string& path);
 
+  // The entry of this key, with its candidates when asked. One indexed query (two with
+  // candidates).
   std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
                                   std::int64_t K, const std::string& problem_class,
-                                  bool with_candidates = false) const;
+                                  Precision precision, bool with_candidates = false) const;
+  // The same for precision highest, the only one before precision modes.
+  std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
+                                  std::int64_t K, const std::string& problem_class,
+                                  bool with_candidates = false) const {
+    return find(device_key, M, N, K, problem_class, Precision::highest, with_candidates);
+  }
   // Every entry (of one device model when device_key is not empty), with candidates.
   std::vector<StoredEntry> list(const std::string& device_key = "") const;
   // Inserts or replaces the entry and all its candidates, atomically.

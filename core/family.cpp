@@ -32,6 +32,7 @@ std::size_t no_workspace(const Variant&, const Problem&) { return 0; }
 std::vector<std::string> no_extra_kernels(const Variant&) { return {}; }
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&) { return {}; }
 std::string any_problem(const Variant&, const Problem&) { return {}; }
+Precision computes_fp32(const Variant&) { return Precision::highest; }
 
 void enqueue_gemm(const LaunchRequest& r) {
   launch_gemm_kernel(r.kernels.gemm, r.family.geometry(r.variant, r.problem), r.args, r.stream);

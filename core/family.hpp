@@ -85,6 +85,7 @@ std::vector<std::string> no_extra_kernels(const Variant&);        // extra_kerne
 void enqueue_gemm(const LaunchRequest& request);                  // enqueue: see below
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&);  // pruning_hint: ""
 std::string any_problem(const Variant&, const Problem&);          // check_problem: every shape
+Precision computes_fp32(const Variant&);                          // precision: highest
 
 struct Family {
   // The first part of every variant name; no '_' (names are split on it).
@@ -102,12 +103,22 @@ struct Family {
   // Lowest compute capability (major * 10 + minor) the template compiles and runs on; 0: any.
   // can_run() refuses older devices, and the space compiled for an older architecture skips it.
   int min_compute_capability = 0;
+  // The family's kernels use features of exactly one architecture (wgmma: sm_90a), so its
+  // variants are compiled for "sm_XYa" (XY: min_compute_capability) and run at that compute
+  // capability alone: can_run() refuses every other device, newer ones too, and the space
+  // compiled for another architecture skips them. The CUBIN is still filed under the device's
+  // "sm_XY" (CompiledVariant::arch, the cache's key), the architecture it loads on.
+  bool arch_specific = false;
   // Where one variant needs more than the family's minimum (the skinny families' cluster
   // variants need 9.0, their unsplit ones run anywhere): that variant's; nullptr: the family's.
   int (*variant_min_compute_capability)(const Variant&) = nullptr;
   // Why `problem` lies outside the shapes this variant serves (gemvm only M <= 16, say); empty
   // when inside. can_run() asks it, so the tuner never compiles or times such a pair.
   std::string (*check_problem)(const Variant&, const Problem&) = any_problem;
+
+  // The precision a variant computes at (tilemm/precision.hpp): which problems it may serve and
+  // which tuning spaces hold it. The FP32 FFMA families keep the default, highest.
+  Precision (*precision)(const Variant&) = computes_fp32;
 
   // Grid, block and dynamic shared memory of the GEMM kernel (with the 64-bit grid sizes that
   // can_run compares with the device's limits, and that the tuner counts blocks by). Required.

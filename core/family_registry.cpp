@@ -25,8 +25,10 @@ void check_family(const Family& f) {
   if (f.check_params == nullptr || f.geometry == nullptr || f.shared_bytes == nullptr ||
       f.required_alignment == nullptr || f.workspace_bytes == nullptr ||
       f.extra_kernels == nullptr || f.enqueue == nullptr || f.pruning_hint == nullptr ||
-      f.check_problem == nullptr)
+      f.check_problem == nullptr || f.precision == nullptr)
     refuse("leaves a required function unset (geometry and shared_bytes have no default)");
+  if (f.arch_specific && f.min_compute_capability <= 0)
+    refuse("is arch_specific without the min_compute_capability it is specific to");
 }
 
 // Never destroyed: a background tuning thread may still ask it while the process exits.
@@ -34,7 +36,8 @@ std::vector<Family>& registry() {
   static auto& all = *new std::vector<Family>([] {
     std::vector<Family> list = {naive_family(),    tiled_family(),  warptile_family(),
                                 splitk_family(),   padded_family(), clusterk_family(),
-                                gemvn_family(),    gemvm_family()};
+                                gemvn_family(),    gemvm_family(),  tf32mma_family(),
+                                tf32wgmma_family()};
     for (const auto& f : list) check_family(f);
     return list;
   }());
@@ -92,10 +95,16 @@ bool variant_builds_for(const Variant& v, const std::string& arch) {
   // "sm_90" -> 90; an architecture name that does not parse is left to NVRTC to reject.
   if (arch.rfind("sm_", 0) != 0) return true;
   try {
-    return std::stoi(arch.substr(3)) >= min_compute_capability(find_family(v.family), v);
+    const Family& family = find_family(v.family);
+    const int cc = std::stoi(arch.substr(3)), least = min_compute_capability(family, v);
+    return family.arch_specific ? cc == least : cc >= least;
   } catch (const std::exception&) {
     return true;
   }
+}
+
+std::string nvrtc_architecture(const Variant& v, const std::string& arch) {
+  return find_family(v.family).arch_specific ? arch + "a" : arch;
 }
 
 }  // namespace tilemm::detail

@@ -27,13 +27,20 @@ Family clusterk_family();  // core/family_clusterk.cpp
 
 Family gemvn_family();     // core/family_skinny.cpp: matrix times a few vectors, N <= 16
 Family gemvm_family();     // core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
+Family tf32mma_family();   // core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
+Family tf32wgmma_family(); // core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
 
 // The lowest compute capability (major * 10 + minor) `v` of `family` compiles and runs on: the
 // family's min_compute_capability, or its variant's where that is higher.
 int min_compute_capability(const Family& family, const Variant& v);
 
-// Whether `v` compiles for `arch` ("sm_90"): its min_compute_capability().
+// Whether `v` compiles for `arch` ("sm_90"): its min_compute_capability(), which an
+// arch_specific family's must equal.
 bool variant_builds_for(const Variant& v, const std::string& arch);
+
+// The --gpu-architecture NVRTC compiles `v` for on a device of `arch` ("sm_90"): `arch`, or
+// "sm_90a" for an arch_specific family's variant. No compile, no CUDA call.
+std::string nvrtc_architecture(const Variant& v, const std::string& arch);
 
 // Leading dimension of an aligned copy (or of a split-K slice) of rows of `n` floats: `n`
 // rounded up to 4 floats, so that every row starts 16-byte aligned.

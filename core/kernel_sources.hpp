@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tilemm/precision.hpp"
+
 namespace tilemm::detail {
 
 struct EmbeddedTemplate {
@@ -29,8 +31,15 @@ void register_extra_template(const EmbeddedTemplate& source);
 // The template called `file` (embedded or registered); throws tilemm::Error (internal) if it was not embedded.
 const EmbeddedTemplate& find_template(std::string_view file);
 
-// One hash over every embedded template (16 hex digits): a tuning result made with another set
-// of templates is stale, because the winner may have changed.
+// One hash over every embedded template (16 hex digits): what this build's kernels are.
 const std::string& templates_hash();
+
+// The hash over the templates of the families a tuning at `precision` chooses among (16 hex
+// digits): those with variants of that precision and, below highest, the FP32 (highest) ones
+// that serve it when none of its own can. A tuning result made with another set is stale,
+// because the winner may have changed; a family of another precision does not change it, so
+// adding tensor-core families leaves highest's results fresh. Over every embedded template
+// this is templates_hash()'s formula restricted to those files, in the same order.
+const std::string& templates_hash(Precision precision);
 
 }  // namespace tilemm::detail

@@ -172,7 +172,10 @@ CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string
 }
 
 CompiledVariant compile_variant(const Variant& v, const std::string& arch) {
-  return compile_template(template_of(v), variant_name(v), arch, compile_definitions(v));
+  CompiledVariant out = compile_template(template_of(v), variant_name(v),
+                                         nvrtc_architecture(v, arch), compile_definitions(v));
+  out.arch = arch;  // the key it is filed and looked up under: the device's, "sm_90" for sm_90a
+  return out;
 }
 
 void warm_up_nvrtc(const std::string& arch) {

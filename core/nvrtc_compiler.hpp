@@ -32,8 +32,9 @@ struct EmbeddedTemplate;
 CompiledVariant compile_template(const EmbeddedTemplate& tmpl, const std::string& name,
                                  const std::string& arch, std::vector<std::string> defines);
 
-// Compiles `v` for `arch` ("sm_90"). Thread-safe (NVRTC is). Throws CompileError naming the
-// variant and carrying the NVRTC log when compilation fails.
+// Compiles `v` for a device of `arch` ("sm_90"): for nvrtc_architecture(v, arch), "sm_90a" for
+// an arch_specific family, with the result's arch still `arch`. Thread-safe (NVRTC is). Throws
+// CompileError naming the variant and carrying the NVRTC log when compilation fails.
 CompiledVariant compile_variant(const Variant& v, const std::string& arch);
 
 // Compiles an empty kernel for `arch` with the options every variant gets. NVRTC loads parts of

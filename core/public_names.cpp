@@ -1,9 +1,11 @@
-// The names of the public enums (tilemm/autotune.hpp), in text and back: the cache and the JSON
+// The names of the public enums (tilemm/autotune.hpp, tilemm/precision.hpp), in text and back: the cache and the JSON
 // files store them, so they live below both.
+#include <optional>
 #include <string>
 
 #include "tilemm/autotune.hpp"
 #include "tilemm/error.hpp"
+#include "tilemm/precision.hpp"
 
 namespace tilemm {
 
@@ -25,6 +27,26 @@ CandidateStatus candidate_status_from_string(const std::string& s) {
                       CandidateStatus::cannot_run, CandidateStatus::pruned})
     if (s == to_string(status)) return status;
   throw InvalidArgument("status", "unknown candidate status '" + s + "'");
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::highest: return "highest";
+    case Precision::high: return "high";
+    case Precision::medium: return "medium";
+  }
+  return "unknown";
+}
+
+std::optional<Precision> parse_precision(const std::string& text) {
+  for (auto p : {Precision::highest, Precision::high, Precision::medium})
+    if (text == to_string(p)) return p;
+  return std::nullopt;
+}
+
+bool serves(Precision offered, Precision wanted) {
+  // Declared from the most to the least accurate.
+  return static_cast<int>(offered) <= static_cast<int>(wanted);
 }
 
 const char* to_string(ResultSource s) {

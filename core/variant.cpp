@@ -116,6 +116,31 @@ std::vector<Variant> variant_space() {
 // gemm() launches; how it compares with the textbook tile it replaced: docs/kernels.md.
 Variant default_variant() { return parse_variant("warptile_bm64_bn128_bk16_wm32_wn64_tm4_tn4_v1_mb1"); }
 
+Precision precision_of(const Variant& v) {
+  const auto& family = find_family(v.family);
+  return family.precision(v);
+}
+
+std::vector<Variant> variant_space(Precision precision) {
+  std::vector<Variant> out;
+  for (auto& v : variant_space())
+    if (precision_of(v) == precision) out.push_back(std::move(v));
+  return out;
+}
+
+// For high and medium: a 128x128 tensor-core tile of 8 warps, 4-byte copies so that it runs
+// every alignment. Like default_variant(), a guess that runs every shape, not a measured winner.
+Variant default_variant(Precision precision) {
+  switch (precision) {
+    case Precision::highest: break;
+    case Precision::high:
+      return parse_variant("tf32mma_bm128_bn128_bk16_wm64_wn32_st4_sp3_v1");
+    case Precision::medium:
+      return parse_variant("tf32mma_bm128_bn128_bk16_wm64_wn32_st4_sp1_v1");
+  }
+  return default_variant();
+}
+
 Problem Problem::dense(std::int64_t M, std::int64_t N, std::int64_t K, int alignment) {
   Problem p;
   p.M = M;
@@ -157,7 +182,15 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
     return no("needs compute capability " + std::to_string(least / 10) +
               "." + std::to_string(least % 10) + " or newer, the device has " + std::to_string(device.cc_major) + "." +
               std::to_string(device.cc_minor));
+  else if (family->arch_specific && cc != least)
+    return no("needs compute capability exactly " + std::to_string(least / 10) + "." +
+              std::to_string(least % 10) + " (compiled for sm_" + std::to_string(least) +
+              "a), the device has " + std::to_string(device.cc_major) + "." +
+              std::to_string(device.cc_minor));
 
+  if (const Precision offered = family->precision(v); !serves(offered, problem.precision))
+    return no(std::string("it computes at precision ") + to_string(offered) +
+              ", less accurate than the problem's " + to_string(problem.precision));
   if (std::string why = family->check_problem(v, problem); !why.empty()) return no(why);
 
   const auto g = family->geometry(v, problem);

@@ -73,13 +73,14 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.N = problem.N;
   e.K = problem.K;
   e.problem_class = class_of(problem);
+  e.precision = problem.precision;
   e.winner = outcome.winner;
   e.median_ms = outcome.median_ms;
   e.tflops = detail::tflops(problem, outcome.median_ms);
   e.margin = outcome.margin;
   e.tuned_at = tuned_at;
   e.tilemm_version = TILEMM_VERSION;
-  e.versions = running_versions(device);
+  e.versions = running_versions(device, problem.precision);
   e.arch = device.arch();
   e.source = "tuned";
   e.candidates = outcome.candidates;
@@ -93,8 +94,11 @@ std::string class_of(const Problem& p) {
 }
 
 std::string describe(const Problem& p) {
+  // Highest is left out: its lines and lease keys read as they did before precision modes.
+  const std::string precision =
+      p.precision == Precision::highest ? "" : std::string(", ") + to_string(p.precision);
   return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " (" +
-         class_of(p) + ")";
+         class_of(p) + precision + ")";
 }
 
 bool resolves_again(const Decision& decision, TunePolicy policy) {
@@ -292,7 +296,7 @@ std::optional<cache::StoredEntry> Dispatcher::fresh_entry(const DeviceInfo& devi
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
         auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
-        if (entry && !is_fresh(*entry, running_versions(device))) {
+        if (entry && !is_fresh(*entry, running_versions(device, problem.precision))) {
           log(LogLevel::info, "cached result for " + describe(problem) +
                                   " is stale (tuned under another driver, NVRTC or template set)");
           return std::nullopt;
@@ -316,7 +320,8 @@ std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& 
                                                               bool with_candidates) {
   return cache::find_preloaded(with_candidates ? parts_.preloaded() : parts_.preloaded_headers(),
                                device.model_key(), device.arch(), problem.M, problem.N, problem.K,
-                               class_of(problem), running_versions(device));
+                               class_of(problem), running_versions(device, problem.precision),
+                               problem.precision);
 }
 
 // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
@@ -495,21 +500,22 @@ std::vector<tuner::MeasuredShape> Dispatcher::history_for(const DeviceInfo& devi
   const auto listed = with_store("cache listing failed", std::vector<cache::StoredEntry>{},
                                  [&](ResultStore& store) { return store.list(device.model_key()); });
   return measured_shapes(listed, parts_.preloaded(), device, class_of(problem),
-                         running_versions(device));
+                         running_versions(device, problem.precision), problem.precision);
 }
 
-// Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device
-// and class that can run this problem, else the default variant, else naive.
+// Policy off: the winner of the nearest tuned shape (log-distance over M, N, K) of this device,
+// class and precision that can run this problem, else the precision's default variant, else
+// (a precision whose kernels this device lacks) the default variant, else naive.
 Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& problem) {
   std::optional<Variant> best;
   std::string best_source;
   double best_distance = std::numeric_limits<double>::infinity();
   const std::string wanted_class = class_of(problem);
-  const cache::BuildVersions running = running_versions(device);
+  const cache::BuildVersions running = running_versions(device, problem.precision);
   // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
   // kernel this build can run) and winners that cannot run this problem do not count.
   const auto consider = [&](const cache::StoredEntry& e, const char* source) {
-    if (e.problem_class != wanted_class) return;
+    if (e.problem_class != wanted_class || e.precision != problem.precision) return;
     const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                      std::fabs(std::log(double(e.N) / double(problem.N))) +
                      std::fabs(std::log(double(e.K) / double(problem.K)));
@@ -534,10 +540,18 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
                             variant_name(*best) + " (" + best_source + ")");
     return *best;
   }
-  const Variant fallback =
-      can_run(default_variant(), device, problem) ? default_variant() : parse_variant("naive");
+  Variant fallback = parse_variant("naive");
+  for (const Variant& v : {default_variant(problem.precision), default_variant()})
+    if (can_run(v, device, problem)) {
+      fallback = v;
+      break;
+    }
+  std::string accuracy;
+  if (const Precision runs = precision_of(fallback); runs != problem.precision)
+    accuracy = std::string(" (precision ") + to_string(runs) + ": this device has no " +
+               to_string(problem.precision) + " kernel for it)";
   log(LogLevel::info, "tuning is off and nothing is tuned near " + describe(problem) +
-                          ": default variant " + variant_name(fallback));
+                          ": default variant " + variant_name(fallback) + accuracy);
   return fallback;
 }
 

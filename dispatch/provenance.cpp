@@ -8,13 +8,13 @@
 
 namespace tilemm::dispatch {
 
-cache::BuildVersions running_versions(const DeviceInfo& device) {
-  return {detail::templates_hash(), device.nvrtc_version, device.driver_version};
+cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision) {
+  return {detail::templates_hash(precision), device.nvrtc_version, device.driver_version};
 }
 
-cache::BuildVersions running_versions_here() {
+cache::BuildVersions running_versions_here(Precision precision) {
   cache::BuildVersions v;
-  v.template_hash = detail::templates_hash();
+  v.template_hash = detail::templates_hash(precision);
   v.nvrtc_version = nvrtc_version();
   int driver = 0;
   if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;

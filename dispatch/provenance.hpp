@@ -18,12 +18,13 @@
 
 namespace tilemm::dispatch {
 
-// The versions this process runs under on `device`. Cost: reads the kept templates hash.
-cache::BuildVersions running_versions(const DeviceInfo& device);
+// The versions this process runs under on `device` for results of `precision` (its templates
+// hash: detail::templates_hash(precision)). Cost: reads the kept hash.
+cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision = Precision::highest);
 
 // The same without a device (tilemm-tune --list on any machine): the driver version is the
 // runtime's answer, 0 where there is no driver, so that it is not compared.
-cache::BuildVersions running_versions_here();
+cache::BuildVersions running_versions_here(Precision precision = Precision::highest);
 
 // Whether `entry` may serve this build: !cache::is_stale(entry, running).
 bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running);

@@ -29,7 +29,7 @@ class CacheResultStore : public ResultStore {
   std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
                                          const std::string& problem_class,
                                          bool with_candidates) override {
-    return store().find(device_key, p.M, p.N, p.K, problem_class, with_candidates);
+    return store().find(device_key, p.M, p.N, p.K, problem_class, p.precision, with_candidates);
   }
   std::vector<cache::StoredEntry> list(const std::string& device_key) override {
     return store().list(device_key);

@@ -1,4 +1,4 @@
-// What a dispatch decision depends on: the device, the shape and its problem class.
+// What a dispatch decision depends on: the device, the shape, its problem class and precision.
 #pragma once
 
 #include <algorithm>
@@ -24,7 +24,8 @@ inline bool dense_leading_dimensions(const Problem& p) {
 // The class a problem is filed under in the cache: "a4-dense", "a1-strided", ...
 std::string class_of(const Problem& p);
 
-// "MxNxK (class)", for log lines.
+// "MxNxK (class)", or "MxNxK (class, precision)" for a precision other than highest: for log
+// lines and the key of the tuning lease.
 std::string describe(const Problem& p);
 
 // Built without allocating, on every gemm() call.
@@ -33,24 +34,26 @@ struct ShapeKey {
   std::int64_t M, N, K;
   int alignment;
   bool dense;
+  Precision precision;
   bool operator==(const ShapeKey& o) const {
     return device == o.device && M == o.M && N == o.N && K == o.K && alignment == o.alignment &&
-           dense == o.dense;
+           dense == o.dense && precision == o.precision;
   }
   bool operator<(const ShapeKey& o) const {
-    return std::tie(device, M, N, K, alignment, dense) <
-           std::tie(o.device, o.M, o.N, o.K, o.alignment, o.dense);
+    return std::tie(device, M, N, K, alignment, dense, precision) <
+           std::tie(o.device, o.M, o.N, o.K, o.alignment, o.dense, o.precision);
   }
 };
 
 inline ShapeKey key_of(int device, const Problem& p) {
-  return {device, p.M, p.N, p.K, p.alignment, dense_leading_dimensions(p)};
+  return {device, p.M, p.N, p.K, p.alignment, dense_leading_dimensions(p), p.precision};
 }
 
 struct ShapeKeyHash {
   std::size_t operator()(const ShapeKey& k) const {
     std::uint64_t h = static_cast<std::uint64_t>(k.device);
-    for (std::int64_t v : {k.M, k.N, k.K, std::int64_t{k.alignment}, std::int64_t{k.dense}})
+    for (std::int64_t v : {k.M, k.N, k.K, std::int64_t{k.alignment}, std::int64_t{k.dense},
+                           static_cast<std::int64_t>(k.precision)})
       h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
     return static_cast<std::size_t>(h);
   }

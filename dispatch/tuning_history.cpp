@@ -27,11 +27,14 @@ std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::Store
                                                   const std::vector<cache::StoredEntry>& preloaded,
                                                   const DeviceInfo& device,
                                                   const std::string& problem_class,
-                                                  const cache::BuildVersions& running) {
+                                                  const cache::BuildVersions& running,
+                                                  Precision precision) {
   std::vector<tuner::MeasuredShape> out;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
   const auto add = [&](const cache::StoredEntry& e) {
-    if (e.problem_class != problem_class || !seen.insert({e.M, e.N, e.K}).second) return;
+    if (e.problem_class != problem_class || e.precision != precision ||
+        !seen.insert({e.M, e.N, e.K}).second)
+      return;
     tuner::MeasuredShape m = shape_of(e);
     if (!m.median_ms.empty()) out.push_back(std::move(m));
   };

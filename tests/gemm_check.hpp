@@ -50,11 +50,12 @@ class DenseProblem {
   }
 
   // The elements of `out` outside the reference's error bound or not finite, the first described.
-  GemmCheck check(const std::vector<float>& out) const {
+  // Every element within tolerance() of a kernel of `precision`.
+  GemmCheck check(const std::vector<float>& out, Precision precision = Precision::highest) const {
     GemmCheck result;
     for (std::size_t i = 0; i < out.size(); ++i) {
       const double err = std::fabs(out[i] - ref_.value[i]);
-      if (!(std::isfinite(out[i]) && err <= tolerance(K_, ref_.magnitude[i]))) {
+      if (!(std::isfinite(out[i]) && err <= tolerance(K_, ref_.magnitude[i], precision))) {
         if (result.wrong++ == 0) {
           std::ostringstream s;
           s << "C[" << static_cast<std::int64_t>(i) / N_ << "][" << static_cast<std::int64_t>(i) % N_

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_bound.hpp"
 #include "tilemm/device.hpp"
 #include "tilemm/gemm.hpp"
 
@@ -136,6 +137,12 @@ inline Reference reference_gemm(std::int64_t M, std::int64_t N, std::int64_t K, 
 // the final add. It grows with K, and a missed or doubled term is orders of magnitude above it.
 inline double tolerance(std::int64_t K, double magnitude) {
   return static_cast<double>(K + 3) * std::ldexp(1.0, -24) * magnitude + 1e-30;
+}
+
+// The same for a kernel of `precision` (docs/tuning.md, "Verification bounds"): plus each
+// product's error of that precision (tuner::product_error).
+inline double tolerance(std::int64_t K, double magnitude, Precision precision) {
+  return tolerance(K, magnitude) + tuner::product_error(precision) * magnitude;
 }
 
 }  // namespace tilemm::testing

@@ -342,7 +342,7 @@ TEST(Dispatch, ARowSplitPlanRunsEachPartWithItsOwnCachedWinner) {
       e.median_ms = 0.01;
       e.tuned_at = "2026-11-29T00:00:00Z";
       e.tilemm_version = "test";
-      e.versions = {detail::templates_hash(), device.nvrtc_version, device.driver_version};
+      e.versions = {detail::templates_hash(Precision::highest), device.nvrtc_version, device.driver_version};
       e.arch = device.arch();
       e.source = "imported";
       store.put(e);

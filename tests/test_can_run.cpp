@@ -27,7 +27,10 @@ TEST(CanRun, EveryVariantRunsAnOrdinaryProblemOnTheH200) {
   int checked = 0;
   for (const auto& v : variant_space()) {
     if (detail::find_family(v.family).check_problem != detail::any_problem) continue;
-    const Verdict verdict = can_run(v, device, Problem::dense(1000, 1000, 1000, 4));
+    // At the precision the variant computes at (the tensor-core family's: high or medium).
+    Problem problem = Problem::dense(1000, 1000, 1000, 4);
+    problem.precision = precision_of(v);
+    const Verdict verdict = can_run(v, device, problem);
     EXPECT_TRUE(verdict.ok) << variant_name(v) << ": " << verdict.reason;
     EXPECT_TRUE(verdict.reason.empty());
     ++checked;
@@ -168,7 +171,8 @@ TEST(CanRun, SkinnySpacesStaySmall) {
 TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
   for (const auto& v : variant_space()) {
     const detail::Family& family = detail::find_family(v.family);
-    const bool dynamic = family.template_file == "warptile.cu";
+    const bool dynamic = family.template_file == "warptile.cu" || family.template_file == "tf32mma.cu" ||
+                         family.template_file == "tf32wgmma.cu";
     for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(37, 5, 3000, 1)})
       EXPECT_EQ(family.geometry(v, p).dynamic_shared_bytes, dynamic ? family.shared_bytes(v) : 0)
           << variant_name(v);

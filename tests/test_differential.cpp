@@ -107,7 +107,8 @@ Output run_check(const std::string& args) {
 }
 
 TEST(TilemmCheckCli, UsageErrorsExitTwoAndHelpNamesTheExitCodes) {
-  for (const char* bad : {"--cases 0", "--tuning maybe", "--seed -3", "--seed x", "--no-such-option"}) {
+  for (const char* bad : {"--cases 0", "--tuning maybe", "--seed -3", "--seed x", "--no-such-option",
+                          "--precision low", "--precision"}) {
     const Output o = run_check(bad);
     EXPECT_EQ(o.code, 2) << bad << ": " << o.text;
     EXPECT_EQ(o.text.rfind("tilemm-check: error: ", 0), 0u) << o.text;
@@ -161,6 +162,29 @@ TEST(DifferentialGpu, EveryEntryPointMatchesFloat64WithTuningOn) {
   TILEMM_REQUIRE_DEVICE();
   testing::TempDir dir;
   expect_all_pass(cases(200) + " --tuning on --effort quick --cache " + dir.file("tuning.db"));
+}
+
+// Each reduced precision within its own bound (tuner::product_error added), every entry point:
+// the tensor-core default with tuning off, the tuned winners with it on.
+class DifferentialPrecision : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DifferentialPrecision, EveryEntryPointMatchesFloat64WithinThePrecisionsBound) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::string precision = std::string(" --precision ") + GetParam();
+  expect_all_pass(cases(1000) + " --tuning off" + precision);
+  testing::TempDir dir;
+  expect_all_pass(cases(100) + " --tuning on --effort quick --cache " + dir.file("tuning.db") +
+                  precision);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DifferentialPrecision, ::testing::Values("high", "medium"));
+
+TEST(DifferentialBound, AReducedPrecisionAddsItsProductErrorToTheFp32Bound) {
+  EXPECT_EQ(error_bound(1000, 2.0, Precision::highest), error_bound(1000, 2.0));
+  EXPECT_EQ(error_bound(1000, 2.0, Precision::high), (1002 + 12) * 2 * std::ldexp(1.0, -24));
+  EXPECT_EQ(error_bound(1000, 2.0, Precision::medium),
+            1002 * 2 * std::ldexp(1.0, -24) + 2 * (std::ldexp(1.0, -10) + std::ldexp(1.0, -22)));
+  EXPECT_EQ(error_bound(5, 0.0, Precision::medium), 0.0);
 }
 
 }  // namespace

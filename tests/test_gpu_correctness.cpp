@@ -165,7 +165,10 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
   for (std::size_t i = 0; i < space.size(); ++i) {
     const Variant& v = space[i];
     if (!selection.keeps(i, variant_name(v))) continue;
-    const Verdict verdict = can_run(v, device, args.problem());
+    // Each variant at the precision it computes at (the tf32mma family: high or medium).
+    Problem problem = args.problem();
+    problem.precision = precision_of(v);
+    const Verdict verdict = can_run(v, device, problem);
     if (verdict) {
       runnable.push_back(v);
     } else {
@@ -176,7 +179,7 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
       EXPECT_TRUE(verdict.reason.find("aligned") != std::string::npos ||
                   verdict.reason.find("needs compute capability") != std::string::npos ||
                   (family.check_problem != detail::any_problem &&
-                   family.check_problem(v, args.problem()) == verdict.reason))
+                   family.check_problem(v, problem) == verdict.reason))
           << variant_name(v) << ": " << verdict.reason;
     }
   }
@@ -201,7 +204,8 @@ TEST_P(EveryVariant, MatchesFloat64Reference) {
         } else {
           want = ref.value[i * c.N + j];
           ok = std::isfinite(got) &&
-               std::fabs(got - want) <= testing::tolerance(c.K, ref.magnitude[i * c.N + j]);
+               std::fabs(got - want) <=
+                   testing::tolerance(c.K, ref.magnitude[i * c.N + j], precision_of(v));
         }
         if (!ok && bad++ < 5) first << " C[" << i << "][" << j << "]=" << got << " want " << want;
       }
@@ -249,25 +253,40 @@ TEST(EveryFamily, OneRepresentativeMatchesTheReferenceOffEveryTile) {
           if (key == "v") return value;
         return 1;
       };
+      // At the precision each variant computes at (tf32mma: high and medium; its split 3, the
+      // first of the space that runs, is the one checked, against the high tolerance).
+      const auto at_precision = [&](const Variant& v) {
+        Problem p = problem.args().problem();
+        p.precision = precision_of(v);
+        return p;
+      };
+      const auto space = variant_space(family);
       std::optional<Variant> pick;
-      for (const auto& v : variant_space(family))
-        if (can_run(v, device, problem.args().problem()) && (!pick || vec(v) > vec(*pick))) pick = v;
-      if (!pick && can_run(variant_space(family).front(), device, problem.args().problem())
+      for (const auto& v : space)
+        if (can_run(v, device, at_precision(v)) && (!pick || vec(v) > vec(*pick))) pick = v;
+      const Variant& first = space.front();
+      if (!pick && can_run(first, device, at_precision(first))
                        .reason.find("needs compute capability") != std::string::npos)
         continue;  // a family for newer GPUs (clusterk before compute capability 9.0)
       if (const auto& f = detail::find_family(family); !pick && f.check_problem != detail::any_problem)
         continue;  // a family for other shapes (gemvm, gemvn: M or N <= 16)
+      if (!pick && std::all_of(space.begin(), space.end(), [&](const Variant& v) {
+            return detail::find_family(family).required_alignment(v) >
+                   problem.args().problem().alignment;
+          }))
+        continue;  // a family for aligned problems alone (tf32wgmma: 16-byte copies)
       ASSERT_TRUE(pick.has_value()) << family;
       ++checked[family];
       const std::string name = variant_name(*pick);
       const auto check =
-          problem.check(problem.run([&](const GemmArgs& args) { run_variant(*pick, args); }, name));
+          problem.check(problem.run([&](const GemmArgs& args) { run_variant(*pick, args); }, name),
+                        precision_of(*pick));
       EXPECT_EQ(check.wrong, 0) << name << " at " << shape.M << "x" << shape.N << "x" << shape.K
                                 << ", first " << check.first;
     }
   }
   for (const auto& family : family_names()) {
-    if (detail::find_family(family).min_compute_capability <= device.cc_major * 10 + device.cc_minor) {
+    if (detail::variant_builds_for(variant_space(family).front(), device.arch())) {
       EXPECT_GT(checked[family], 0) << family << " was checked at none of the shapes";
     }
   }

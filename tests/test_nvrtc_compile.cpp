@@ -48,21 +48,9 @@ std::set<std::string> kernels_starting_with(const std::vector<char>& image,
 // report, so they opt out of that cache before NVRTC initializes it.
 const int compute_cache_off = setenv("CUDA_CACHE_DISABLE", "1", 1);
 
-class CompileEveryVariant : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
-  const std::string arch = GetParam();
-  // The variants this architecture has (clusterk and the split skinny variants need sm_90);
-  // can_run() keeps the others off such devices.
-  std::vector<Variant> space;
-  for (const auto& v : variant_space())
-    if (detail::variant_builds_for(v, arch)) space.push_back(v);
-  if (arch == "sm_80") {
-    EXPECT_LT(space.size(), variant_space().size());
-  } else {
-    EXPECT_EQ(space.size(), variant_space().size());
-  }
-  // Compiled on every core, as the tuner does; checked in order afterwards.
+// Compiles `space` for `arch` on every core, as the tuner does, and checks each result in order:
+// a CUBIN whose kernels are the variant's (no more, no fewer), registers reported, no spills.
+void expect_every_variant_compiles(const std::vector<Variant>& space, const std::string& arch) {
   std::vector<std::optional<detail::CompiledVariant>> compiled(space.size());
   std::vector<std::string> errors(space.size());
   std::atomic<std::size_t> next{0};
@@ -103,12 +91,59 @@ TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
         std::any_of(p.begin(), p.end(), [](const auto& kv) { return kv.first == "wm"; })) {
       EXPECT_GE(c.registers, space[i].param("wm") * space[i].param("wn") / 32) << name << "\n" << c.log;
     }
+    // A warpgroup's 64 x BN accumulators are BN / 2 per thread.
+    if (space[i].family == "tf32wgmma") {
+      EXPECT_GE(c.registers, space[i].param("bn") / 2) << name;
+    }
     EXPECT_EQ(c.spill_store_bytes, 0) << name << "\n" << c.log;
     EXPECT_EQ(c.spill_load_bytes, 0) << name << "\n" << c.log;
+    // ptxas' C7515: it found the accumulators of a wgmma pipeline touched between the wgmmas and
+    // made them wait for each other, a silent loss of most of their speed.
+    EXPECT_EQ(c.log.find("C7515"), std::string::npos) << name << "\n" << c.log;
   }
 }
 
+class CompileEveryVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileEveryVariant, ToCubinWithTheVariantNameAsKernelSymbol) {
+  const std::string arch = GetParam();
+  // The variants this architecture has (clusterk and the split skinny variants need sm_90);
+  // can_run() keeps the others off such devices.
+  std::vector<Variant> space;
+  for (const auto& v : variant_space())
+    if (detail::variant_builds_for(v, arch)) space.push_back(v);
+  if (arch == "sm_80") {
+    EXPECT_LT(space.size(), variant_space().size());
+  } else {
+    EXPECT_EQ(space.size(), variant_space().size());
+  }
+  expect_every_variant_compiles(space, arch);
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, CompileEveryVariant, ::testing::Values("sm_90", "sm_80"));
+
+// One family's variants for every architecture they build for, without spills: the quick check
+// of a family under work (CompileEveryVariant compiles them all, slowly). The tensor-core
+// families, whose registers are the tightest.
+class CompileFamily : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileFamily, EveryVariantForEachArchitectureItBuildsFor) {
+  const std::vector<Variant> family = variant_space(GetParam());
+  ASSERT_FALSE(family.empty());
+  bool built_somewhere = false;
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    std::vector<Variant> space;
+    for (const auto& v : family)
+      if (detail::variant_builds_for(v, arch)) space.push_back(v);
+    if (space.empty()) continue;
+    built_somewhere = true;
+    SCOPED_TRACE(arch);
+    expect_every_variant_compiles(space, arch);
+  }
+  EXPECT_TRUE(built_somewhere);
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCores, CompileFamily, ::testing::Values("tf32mma", "tf32wgmma"));
 
 TEST(Compile, CountsEveryCompilation) {
   const auto before = detail::nvrtc_compile_count();
@@ -190,6 +225,24 @@ TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
   ASSERT_FALSE(detail::embedded_templates().empty());
   for (const auto& t : detail::embedded_templates())
     EXPECT_EQ(used.count(std::string(t.file)), 1u) << t.file;
+}
+
+// A result's templates hash covers the families its precision chose among: the tensor-core
+// templates leave highest's hash alone (so its results, the shipped ones too, stay fresh when
+// such a family is added or changed), and high and medium, which fall back to the FP32
+// kernels, cover every template.
+TEST(TemplatesHash, HighestCoversTheFp32FamiliesAndTheOthersEveryTemplate) {
+  std::set<std::string> fp32_files, other_files;
+  for (const auto& family : detail::families())
+    for (const Variant& v : variant_space(family.name))
+      (family.precision(v) == Precision::highest ? fp32_files : other_files).insert(family.template_file);
+  ASSERT_FALSE(other_files.empty()) << "no tensor-core family: this test has nothing to tell apart";
+  for (const auto& file : other_files)
+    EXPECT_EQ(fp32_files.count(file), 0u) << file << " holds both FP32 and tensor-core kernels";
+  EXPECT_NE(detail::templates_hash(Precision::highest), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::high), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::medium), detail::templates_hash());
+  EXPECT_EQ(detail::templates_hash(Precision::highest).size(), 16u);
 }
 
 // Every support file (the transpose, the tuner's verification kernels) compiles for both

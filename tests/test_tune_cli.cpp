@@ -150,7 +150,10 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
            {"--list", "--arch", "sm_90"},
            {"--precompile", "--arch", "90"},
            {"--precompile", "--arch", "sm_9x"},
-           {"--precompile", "--list"}}) {
+           {"--precompile", "--list"},
+           {"--sizes", "64", "--precision", "low"},
+           {"--sizes", "64", "--precision"},
+           {"--list", "--precision", "high"}}) {
     const CliRun r = run(args);
     std::string joined;
     for (const auto& a : args) joined += a + " ";
@@ -160,6 +163,41 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
     EXPECT_NE(r.err.find("; see 'tilemm-tune --help'\n"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << joined;
   }
+}
+
+// Each precision of a shape is an entry of its own, listed with its precision.
+TEST(TuneCliCache, ListShowsEachEntrysPrecision) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  cache::StoredEntry highest = sample(512), high = sample(512);
+  high.precision = Precision::high;
+  high.winner = "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp3_v4";
+  for (auto& c : high.candidates)
+    if (c.status == CandidateStatus::ok) c.variant = high.winner;
+  {
+    cache::TuningStore store(db);
+    store.put_all({highest, high});
+  }
+  const CliRun r = run({"--cache", db, "--list", "--device-key", high.device_key});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto text = split_lines(r.out);
+  ASSERT_GE(text.size(), 3u) << r.out;
+  EXPECT_NE(text[0].find("precision"), std::string::npos) << r.out;
+  std::size_t rows_high = 0, rows_highest = 0;
+  for (const auto& line : text) {
+    if (line.find(high.winner) != std::string::npos && line.find(" high ") != std::string::npos) ++rows_high;
+    if (line.find(highest.winner) != std::string::npos && line.find(" highest ") != std::string::npos)
+      ++rows_highest;
+  }
+  EXPECT_EQ(rows_high, 1u) << r.out;
+  EXPECT_EQ(rows_highest, 1u) << r.out;
+}
+
+TEST(TuneCliParsing, HelpNamesThePrecisionModes) {
+  const CliRun r = run({"--help"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--precision"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("highest|high|medium"), std::string::npos) << r.out;
 }
 
 // --precompile needs an architecture: the GPUs' or --arch's. (With --arch it compiles the whole
@@ -586,7 +624,7 @@ TEST(TuneCliCache, ImportMemoryDoesNotGrowWithTheFile) {
       one["m"] = i + 1;
       out << one.dump(2) << (i + 1 < count ? ",\n" : "\n");
     }
-    out << "], \"format\": \"tilemm-tuning\", \"format_version\": 1}\n";
+    out << "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
   };
   const std::string file = dir.file("large.json"), warm_up = dir.file("small.json");
   constexpr int kEntries = 20000;

@@ -85,6 +85,35 @@ void set_winner(json& entry, const std::string& name) {
   entry["candidates"][0]["variant"] = name;
 }
 
+// Format 2 names each entry's precision; entries that differ only in it are distinct keys.
+TEST(TuningJson, PrecisionIsPartOfEachEntryAndOfItsKey) {
+  StoredEntry high = entry(kH200, 512, "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp3_v4");
+  high.precision = Precision::high;
+  StoredEntry medium = entry(kH200, 512, "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp1_v4");
+  medium.precision = Precision::medium;
+  const std::vector<StoredEntry> entries = {entry(kH200, 512), high, medium};
+  const std::string text = entries_to_json(entries);
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["entries"][1]["precision"], "high");
+  const auto back = entries_from_json(text, detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 3u);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    testing::expect_same_entry(back[i], entries[i], testing::CandidateOrder::same);
+}
+
+// A file exported before precision modes (format 1, no "precision") still imports, every entry
+// as precision highest: what its FP32 kernels computed.
+TEST(TuningJson, AFormatOneDocumentReadsAsPrecisionHighest) {
+  json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
+  doc["format_version"] = 1;
+  for (auto& e : doc["entries"]) e.erase("precision");
+  const auto back = entries_from_json(doc.dump(), detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 2u);
+  for (const auto& e : back) EXPECT_EQ(e.precision, Precision::highest);
+  testing::expect_same_entry(back[1], entry(kH200, 1024), testing::CandidateOrder::same);
+}
+
 // A row-split plan (core/row_split.hpp) is a winner and a candidate like a variant.
 TEST(TuningJson, ARowSplitPlanIsAWinnerLikeAVariant) {
   StoredEntry plan = entry(kH200, 3000, "rowsplit_h2816");
@@ -128,7 +157,11 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
   const std::vector<Malformed> cases = {
       {"format", [](json& d) { d["format"] = "other-tool"; }, "format"},
       {"format missing", [](json& d) { d.erase("format"); }, "format"},
-      {"newer version", [](json& d) { d["format_version"] = 2; }, "format_version"},
+      {"newer version", [](json& d) { d["format_version"] = 3; }, "format_version"},
+      {"precision unknown", [](json& d) { d["entries"][1]["precision"] = "low"; }, "entries[1].precision"},
+      {"precision not text", [](json& d) { d["entries"][0]["precision"] = 3; }, "entries[0].precision"},
+      {"precision missing", [](json& d) { d["entries"][1].erase("precision"); }, "entries[1].precision"},
+      {"precision in version 1", [](json& d) { d["format_version"] = 1; }, "entries[0].precision"},
       {"version as text", [](json& d) { d["format_version"] = "1"; }, "format_version"},
       {"entries missing", [](json& d) { d.erase("entries"); }, "entries"},
       {"entries not array", [](json& d) { d["entries"] = json::object(); }, "entries"},
@@ -215,7 +248,7 @@ TEST(TuningJson, ErrorsKeepTheirOrderWhereverTheFormatFieldsAre) {
   const std::string bad_entry = R"({"entries": [{"m": 1}], )";
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1})"), "entries[0].device_key");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "other", "format_version": 1})"), "format");
-  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 2})"), "format_version");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 3})"), "format_version");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1)"), "document");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning"})"), "format_version");
   EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": 7})"), "entries");
@@ -246,7 +279,7 @@ class GeneratedDocument : public std::streambuf {
     } else if (next_ <= entries_) {
       chunk_ = entry_text_(next_ - 1) + (next_ < entries_ ? ",\n" : "\n");
     } else {
-      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 1}\n";
+      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
     }
     ++next_;
     bytes_ += chunk_.size();
@@ -286,7 +319,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
   // The same text in one piece gives the same entries.
   std::string whole = "{\"entries\": [";
   for (std::size_t i = 0; i < 3; ++i) whole += (i ? "," : "") + text_of(i);
-  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 1}";
+  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 2}";
   std::istringstream piece(whole);
   std::vector<StoredEntry> streamed;
   read_entries_json(piece, detail::why_not_a_known_name, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
@@ -302,7 +335,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
 TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
   std::size_t seen = 0;
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
-  doc["format_version"] = 2;
+  doc["format_version"] = 3;
   std::istringstream in(doc.dump());  // "entries" comes before "format_version"
   try {
     read_entries_json(in, detail::why_not_a_known_name, [&](StoredEntry&&) { ++seen; });
@@ -342,6 +375,15 @@ TEST(Preloaded, LookupPrefersTheExactDeviceThenTheSameArchitecture) {
   // Made from other kernel templates: its winner may not exist or not be what was timed.
   EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense",
                               BuildVersions{"ffffffffffffffff", 13000, 13000}));
+  // A highest entry answers no other precision, and one of another precision not highest's.
+  EXPECT_FALSE(find_preloaded(entries, kH200, "sm_90", 512, 1024, 3, "a4-dense", hash, Precision::high));
+  auto high = preloaded(kH200, 512, "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp3_v4");
+  high.precision = Precision::high;
+  const std::vector<StoredEntry> with_high = {high};
+  found = find_preloaded(with_high, kH200, "sm_90", 512, 1024, 3, "a4-dense", hash, Precision::high);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->winner, high.winner);
+  EXPECT_FALSE(find_preloaded(with_high, kH200, "sm_90", 512, 1024, 3, "a4-dense", hash));
 }
 
 TEST(Preloaded, AnEntryAppliesToItsModelOrArchitectureFromTheSameTemplates) {
@@ -365,7 +407,7 @@ TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
   }
   EXPECT_EQ(sizes, (std::set<std::int64_t>{512, 1000, 1024, 2048, 3000, 4096, 4097, 8192}));
   const auto found = find_preloaded(all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", 4096, 4096,
-                                    4096, "a4-dense", BuildVersions{detail::templates_hash(), 0, 0});
+                                    4096, "a4-dense", BuildVersions{detail::templates_hash(Precision::highest), 0, 0});
   ASSERT_TRUE(found.has_value()) << "the shipped H200 cache was made from other kernel templates: "
                                     "refresh it (tilemm-tune --sizes ... then --export)";
   EXPECT_EQ(found->source, "preloaded");

@@ -182,6 +182,85 @@ TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
   EXPECT_EQ(e->candidates[0].stats.spread, 0.0);
 }
 
+// A file as schema 3 wrote it (before precision modes): its rows keep their meaning, FP32
+// results, as precision highest, and a high result of the same shape is a key of its own.
+TEST(TuningStore, MigratesASchemaThreeFileItsRowsBecomeHighest) {
+  testing::TempDir dir;
+  const std::string path = dir.file("v3.db");
+  {
+    Database db(path);
+    db.exec(R"sql(
+      CREATE TABLE results (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, winner TEXT NOT NULL,
+        median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL, tuned_at TEXT NOT NULL,
+        tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+        driver_version INTEGER NOT NULL, arch TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'tuned',
+        PRIMARY KEY (device_key, m, n, k, problem_class));
+      CREATE TABLE candidates (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, variant TEXT NOT NULL,
+        status TEXT NOT NULL, reason TEXT NOT NULL, median_ms REAL NOT NULL,
+        min_ms REAL NOT NULL, samples INTEGER NOT NULL, spread REAL NOT NULL DEFAULT 0,
+        compile_ms REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (device_key, m, n, k, problem_class, variant));
+      CREATE TABLE cubins (arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+        template_hash TEXT NOT NULL, variant TEXT NOT NULL, image BLOB NOT NULL,
+        PRIMARY KEY (arch, nvrtc_version, template_hash, variant));
+      CREATE TABLE leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
+      INSERT INTO results VALUES ('dev', 64, 64, 64, 'a4-dense', 'naive', 0.5, 0.001, 0.1,
+        '2026-01-01T00:00:00Z', '0.0.1', 'abc', 12080, 12080, 'sm_90', 'imported');
+      INSERT INTO candidates VALUES ('dev', 64, 64, 64, 'a4-dense', 'naive', 'ok', '', 0.5, 0.4, 20,
+        0.05, 12.5);
+      INSERT INTO cubins VALUES ('sm_90', 12080, 'abc', 'naive', x'7f454c46');
+      PRAGMA user_version = 3;)sql");
+  }
+  TuningStore store(path);
+  EXPECT_EQ(store.schema_version(), 4);
+  const auto e = store.find("dev", 64, 64, 64, "a4-dense", Precision::highest, true);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->precision, Precision::highest);
+  EXPECT_EQ(e->winner, "naive");
+  EXPECT_EQ(e->source, "imported");
+  ASSERT_EQ(e->candidates.size(), 1u);
+  EXPECT_EQ(e->candidates[0].stats.samples, 20);
+  EXPECT_EQ(e->candidates[0].stats.spread, 0.05);
+  EXPECT_EQ(e->candidates[0].compile_ms, 12.5);
+  EXPECT_FALSE(store.find("dev", 64, 64, 64, "a4-dense", Precision::high).has_value());
+  EXPECT_TRUE(store.find_cubin("sm_90", 12080, "abc", "naive").has_value());
+
+  StoredEntry high = *e;
+  high.precision = Precision::high;
+  high.winner = "tf32mma_bm64_bn64_bk16_wm32_wn32_st4_sp3_v4";
+  high.candidates[0].variant = high.winner;
+  store.put(high);
+  const auto both = store.list("dev");
+  ASSERT_EQ(both.size(), 2u);
+  const auto found_high = store.find("dev", 64, 64, 64, "a4-dense", Precision::high, true);
+  ASSERT_TRUE(found_high.has_value());
+  testing::expect_same_entry(*found_high, high, testing::CandidateOrder::by_variant);
+  // The highest entry and its candidate are untouched by the put of another precision.
+  const auto still = store.find("dev", 64, 64, 64, "a4-dense", true);
+  ASSERT_TRUE(still.has_value());
+  EXPECT_EQ(still->winner, "naive");
+  ASSERT_EQ(still->candidates.size(), 1u);
+  EXPECT_EQ(still->candidates[0].variant, "naive");
+}
+
+TEST(TuningStore, EachPrecisionOfAShapeIsItsOwnEntry) {
+  TuningStore store(":memory:");
+  StoredEntry medium = sample_entry();
+  medium.precision = Precision::medium;
+  medium.winner = "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp1_v4";
+  medium.candidates[0].variant = medium.winner;
+  store.put(sample_entry());
+  store.put(medium);
+  const auto a = store.find(medium.device_key, 512, 256, 1024, "a4-dense", true);
+  const auto b = store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::medium, true);
+  ASSERT_TRUE(a && b);
+  testing::expect_same_entry(*a, sample_entry(), testing::CandidateOrder::by_variant);
+  testing::expect_same_entry(*b, medium, testing::CandidateOrder::by_variant);
+  EXPECT_FALSE(store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::high));
+}
+
 TEST(TuningStore, NewerSchemaIsRefusedAndLeftUntouched) {
   testing::TempDir dir;
   const std::string path = dir.file("new.db");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "error_bound.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "log.hpp"
@@ -229,8 +230,7 @@ CheckResult GpuBench::verify_launch(const Launcher& launch) {
   const cudaError_t status = cudaStreamSynchronize(stream);
   if (status != cudaSuccess)
     return {CandidateStatus::launch_error, std::string("kernel failed: ") + cudaGetErrorString(status)};
-  // Both results carry FP32 rounding of a K-term sum: twice the single-result bound.
-  const double unit = 2.0 * static_cast<double>(problem_.K + 3) * std::ldexp(1.0, -24);
+  const double unit = error_bound_unit(problem_.precision, problem_.K);
   auto* const outside_on_device = static_cast<detail::OutsideBound*>(static_cast<void*>(outside_->floats()));
   detail::count_outside_bound(device_, problem_.M, problem_.N, c, problem_.ldc, reference_->floats(),
                               magnitude_->floats(), unit, outside_on_device, stream);

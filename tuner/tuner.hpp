@@ -31,7 +31,9 @@ struct TuneSettings {
   Compiler compile = detail::compile_variant_once;  // NVRTC once per variant and process
   int compile_threads = 0;       // 0: one per hardware thread
   double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
-  std::vector<Variant> space;    // empty: the whole variant_space()
+  // Empty: variant_space(problem.precision), or where none of those can run the problem (a
+  // device before sm_80), variant_space(Precision::highest), more accurate (logged).
+  std::vector<Variant> space;
   std::function<void(int done, int total)> progress;  // after each compiled candidate is done
   // Candidates not to run at all, with the reason recorded for them (status launch_error).
   std::map<std::string, std::string> skip;
@@ -49,7 +51,9 @@ struct TuneSettings {
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and
-// launch failures are recorded, never thrown. Throws tilemm::Error only when no candidate
+// launch failures are recorded, never thrown. With the default space, a problem of precision
+// high or medium none of whose kernels met its bound is tuned again over the FP32 (highest)
+// kernels, the failed candidates kept in the list (logged). Throws tilemm::Error only when no candidate
 // passed (the statuses are in the message).
 TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
                  const TuneSettings& settings = {});

@@ -3,8 +3,8 @@
 //
 // Where results live: one SQLite file, $TILEMM_CACHE if set, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/tilemm/tuning.db, shared by every process on the machine.
-// Results are filed per device model (DeviceInfo::model_key), shape (M, N, K) and problem class
-// (alignment class and whether the leading dimensions are dense); an entry tuned under another
+// Results are filed per device model (DeviceInfo::model_key), shape (M, N, K), problem class
+// (alignment class and whether the leading dimensions are dense) and precision; an entry tuned under another
 // driver, NVRTC version or kernel-template hash is stale and is re-tuned on demand.
 #pragma once
 
@@ -17,6 +17,7 @@
 
 #include "tilemm/device.hpp"
 #include "tilemm/gemm.hpp"
+#include "tilemm/precision.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm {
@@ -44,6 +45,12 @@ struct Options {
   // exhaustive search, every candidate timed in full (tens of seconds per shape). Must be >= 0
   // (autotune() and gemm() throw InvalidArgument otherwise). Unset: budget_from_environment().
   double tune_budget_ms = budget_from_environment();
+  // How accurately gemm() and autotune() compute (tilemm/precision.hpp): highest (FP32 FFMA,
+  // the default), high (3xTF32 on tensor cores) or medium (one TF32 pass). A precision is tuned,
+  // cached and dispatched apart from the others. Where the device has no kernel of the precision
+  // (before sm_80), the FP32 kernels serve it: more accurate, never less (logged). Unset:
+  // precision_from_environment().
+  Precision precision = precision_from_environment();
 
   // TunePolicy::off if TILEMM_TUNE is exactly "off", background if it is exactly "background",
   // else tune_on_miss. The variable is read on the first call in the process and that answer
@@ -56,6 +63,11 @@ struct Options {
   // value that is not such a number is reported once as a warning). Read once per process, like
   // policy_from_environment().
   static double budget_from_environment();
+
+  // TILEMM_PRECISION when it is exactly highest, high or medium, else highest (a value that is
+  // none of them is reported once as a warning). Read once per process, like
+  // policy_from_environment().
+  static Precision precision_from_environment();
 };
 
 enum class CandidateStatus {
@@ -120,7 +132,8 @@ struct AutotuneResult {
 // later gemm() calls compile nothing. Touches the disk; synchronizes the device while tuning.
 // Throws InvalidArgument for dimensions < 1, Error without a device.
 AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options = {});
-// The same for an explicit problem (leading dimensions and alignment class).
+// The same for an explicit problem (leading dimensions and alignment class). Its precision is
+// options.precision: problem.precision is ignored (the result's problem carries the one used).
 AutotuneResult autotune(const Problem& problem, const Options& options = {});
 
 // C = alpha * A * B + beta * C (see gemm.hpp for the exact contract and its errors), run with

@@ -37,7 +37,8 @@ struct GemmArgs {
 // Throws tilemm::InvalidArgument if `args` is not a valid call (see the top of this file).
 void validate(const GemmArgs& args);
 
-// Runs exactly variant `v` on the current device. The first call of a variant in a process
+// Runs exactly variant `v` on the current device, at the precision it computes at
+// (precision_of(v): a tf32mma variant runs on tensor cores whatever Options say). The first call of a variant in a process
 // compiles it with NVRTC (~20-120 ms) and loads it; later calls launch the kept kernel without
 // compiling. Throws InvalidArgument for bad input, Error for a variant that cannot run this
 // problem (with can_run's reason), CompileError when NVRTC fails (with its log).

@@ -5,7 +5,8 @@
  * argument), valid until that thread's next tilemm call. Semantics are those of the C++ API
  * (tilemm/blas.hpp): C = alpha * op(A) * op(B) + beta * C, BLAS leading dimensions, device
  * pointers, asynchronous on `stream` (NULL: the legacy default stream), tuning on a miss unless
- * TILEMM_TUNE=off. No function throws or exits. */
+ * TILEMM_TUNE=off, at the precision tilemmSetPrecision set (TILEMM_PRECISION until then). No
+ * function throws or exits. */
 #ifndef TILEMM_TILEMM_H
 #define TILEMM_TILEMM_H
 
@@ -29,6 +30,23 @@ typedef enum {
 
 typedef enum { TILEMM_ROW_MAJOR = 0, TILEMM_COL_MAJOR = 1 } tilemmLayout_t;
 typedef enum { TILEMM_OP_N = 0, TILEMM_OP_T = 1 } tilemmOperation_t;
+
+/* Precision modes (tilemm/precision.hpp; the names of PyTorch's set_float32_matmul_precision):
+ * HIGHEST is FP32 FFMA, HIGH is 3xTF32 on tensor cores (FP32-level accuracy), MEDIUM one TF32
+ * pass (relative error near 1e-3). */
+typedef enum {
+  TILEMM_PRECISION_HIGHEST = 0,
+  TILEMM_PRECISION_HIGH = 1,
+  TILEMM_PRECISION_MEDIUM = 2
+} tilemmPrecision_t;
+
+/* Sets the precision of every later tilemmSgemm, tilemmSgemmStridedBatched and tilemmAutotune
+ * call of the process, on every thread (calls already running keep theirs). Until the first
+ * call it is TILEMM_PRECISION's (highest when unset). INVALID_VALUE for another value. Cheap: no
+ * CUDA call. */
+tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision);
+/* Writes the precision later calls use to *precision (INVALID_VALUE when it is NULL). */
+tilemmStatus_t tilemmGetPrecision(tilemmPrecision_t* precision);
 
 tilemmStatus_t tilemmSgemm(tilemmLayout_t layout, tilemmOperation_t op_a, tilemmOperation_t op_b,
                            int64_t m, int64_t n, int64_t k, float alpha, const float* A,

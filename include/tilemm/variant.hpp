@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tilemm/device.hpp"
+#include "tilemm/precision.hpp"
 
 namespace tilemm {
 
@@ -42,6 +43,20 @@ std::vector<Variant> variant_space();
 // The variant used when nothing better is known (no tuning result and tuning is off).
 Variant default_variant();
 
+// The precision `v` computes at: highest for the FP32 FFMA families, the tensor-core family's
+// by its parameters. Throws InvalidArgument for an unknown family.
+Precision precision_of(const Variant& v);
+
+// The variants that compute at exactly `precision`, in registry order: what the tuner tries for
+// a problem of that precision (variant_space(Precision::highest) is every FP32 FFMA variant,
+// the space of tilemm before precision modes).
+std::vector<Variant> variant_space(Precision precision);
+
+// The variant used for `precision` when nothing better is known: default_variant() for highest,
+// a tensor-core variant for high and medium (sm_80+ only: a caller checks can_run, and falls
+// back to default_variant(), which is more accurate, on older devices).
+Variant default_variant(Precision precision);
+
 // A GEMM problem as far as the choice of variant is concerned: its shape, leading dimensions
 // and the alignment class of its pointers and leading dimensions.
 struct Problem {
@@ -50,6 +65,9 @@ struct Problem {
   // Largest of 4, 2, 1 such that A, B, C are aligned to that many floats and lda, ldb, ldc are
   // multiples of it: a variant that loads float4 needs 4.
   int alignment = 1;
+  // How accurately the products must be computed: which variants may serve it (can_run refuses
+  // a less accurate one), and part of every cache key.
+  Precision precision = Precision::highest;
 
   // A problem with minimal leading dimensions (lda = K, ldb = ldc = N) whose pointers are
   // aligned to `alignment` floats; its alignment class is that, lowered to what the leading
@@ -68,8 +86,9 @@ struct Verdict {
   explicit operator bool() const { return ok; }
 };
 
-// Whether `v` can launch on `device` for `problem`: parameter constraints of the family, threads
-// per block, shared memory, grid limits, alignment. Cheap (no CUDA call, no compile); the tuner and
+// Whether `v` can launch on `device` for `problem`: parameter constraints of the family, its
+// precision (never less accurate than problem.precision: serves()), threads per block, shared
+// memory, grid limits, alignment. Cheap (no CUDA call, no compile); the tuner and
 // the dispatcher never compile or time what it rejects.
 Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& problem);
 

@@ -4,7 +4,9 @@
 // cuBLAS and tilemm are timed twice: on inputs rotated through copies that together exceed the
 // L2 several times (L2-cold, as a call on fresh data) and on the same inputs every launch
 // (L2-warm, as a loop over one set of buffers). A shape that fits in the L2 can rank kernels
-// differently in the two modes; the tuner times rotated inputs.
+// differently in the two modes; the tuner times rotated inputs. With --precision, tilemm runs in
+// each mode given (highest, high, medium), one row each, every row's error against a float64
+// reference next to cuBLAS FP32's.
 //
 // Usage: tilemm-bench --help
 #include <cublas_v2.h>
@@ -13,16 +15,19 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "bench_harness.hpp"
 #include "cublas_check.hpp"
+#include "error_bound.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tune_cli.hpp"
@@ -103,16 +108,42 @@ int main(int argc, char** argv) {
   tilemm::bench::ShapeOptions options(cli.app(), "512,1000,1024,2048,3000,4096,4097,8192", 200);
   std::string csv = "tilemm-bench.csv";
   cli.app().add_option("--csv", csv, "CSV output file (default: tilemm-bench.csv)")->option_text("FILE");
-  cli.set_usage("tilemm-bench [--sizes LIST | --shapes LIST] [--csv FILE] [--ms-per-case MS]");
+  std::vector<std::string> precision_names = {
+      tilemm::to_string(tilemm::Options::precision_from_environment())};
+  cli.app()
+      .add_option("--precision", precision_names,
+                   "tilemm's precision modes to run, e.g. highest,high,medium: one tilemm row "
+                   "each (default: $TILEMM_PRECISION, else highest)")
+      ->option_text("LIST")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& p) -> std::string {
+            return tilemm::parse_precision(p) ? "" : "'" + p + "' is not highest, high or medium";
+          },
+          "MODE"));
+  cli.set_usage("tilemm-bench [--sizes LIST | --shapes LIST] [--precision LIST] [--csv FILE] "
+                "[--ms-per-case MS]");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-bench --sizes 1024,4096 --csv bench.csv\n"
+      "  tilemm-bench --precision highest,high,medium --shapes 4096x4096x64,4096x4096x4096\n"
       "  python3 scripts/plot_bench.py bench.csv bench.png    the README's table and plot\n"
       "\n"
       "Needs a GPU and cuBLAS; uses the tuning cache the library would (TILEMM_CACHE).\n"
       "\n" + tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
   const double budget_ms = options.budget_ms;
+  std::vector<tilemm::Precision> precisions;
+  for (const auto& name : precision_names) {
+    const tilemm::Precision mode = *tilemm::parse_precision(name);  // checked by the option
+    if (std::find(precisions.begin(), precisions.end(), mode) == precisions.end())
+      precisions.push_back(mode);
+  }
+  // "tilemm" for highest, as before precision modes; "tilemm_high", "tilemm_medium".
+  const auto contender_of = [](tilemm::Precision mode) {
+    return mode == tilemm::Precision::highest ? std::string("tilemm")
+                                              : std::string("tilemm_") + tilemm::to_string(mode);
+  };
   return cli.run([&] {
     const auto todo = options.to_run();
     const tilemm::DeviceInfo& device = tilemm::current_device();
@@ -121,23 +152,37 @@ int main(int argc, char** argv) {
     cublas(cublasCreate(&handle), "cublasCreate");
     // True FP32: no TF32 or other reduced-precision shortcuts.
     cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    // With medium among the modes, cuBLAS on the TF32 tensor cores too: the speed medium aims at.
+    const bool with_tf32 = std::find(precisions.begin(), precisions.end(),
+                                     tilemm::Precision::medium) != precisions.end();
+    cublasHandle_t tf32_handle = nullptr;
+    if (with_tf32) {
+      cublas(cublasCreate(&tf32_handle), "cublasCreate");
+      cublas(cublasSetMathMode(tf32_handle, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
+    }
 
     std::vector<Row> rows;
-    std::vector<double> ratios, ratios_same;
+    std::map<tilemm::Precision, std::vector<double>> ratios, ratios_same;
     using tilemm::bench::Inputs;
     for (const auto& [m, n, k] : todo) {
       const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       std::fprintf(stderr, "%s: tuning...\n", shape.c_str());
-      const tilemm::AutotuneResult tuned = tilemm::autotune(m, n, k);
+      std::map<tilemm::Precision, tilemm::AutotuneResult> tuned;
+      for (const tilemm::Precision mode : precisions) {
+        tilemm::Options mode_options;
+        mode_options.precision = mode;
+        tuned[mode] = tilemm::autotune(m, n, k, mode_options);
+      }
       Problem p(m, n, k, device.l2_bytes);
       const float one = 1.0f, zero = 0.0f;
       // Row-major C = A B is column-major C^T = B^T A^T.
-      auto run_cublas = [&](const Set& s) {
-        cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+      auto sgemm_on = [&](cublasHandle_t h, const Set& s) {
+        cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
                            static_cast<int>(k), &one, s.B, static_cast<int>(n), s.A,
                            static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
                "cublasSgemm");
       };
+      auto run_cublas = [&](const Set& s) { sgemm_on(handle, s); };
       auto args_for = [&](const Set& s) { return tilemm::bench::dense_args(p, s); };
       const auto ref = sampled_reference(p, 48);
 
@@ -162,19 +207,17 @@ int main(int argc, char** argv) {
       const tilemm::Variant tiled = tilemm::parse_variant(best_tiled);
       const double tiled_ms = time_ms(p, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); }, budget_ms);
 
-      const auto run_tilemm = [&](const Set& s) { tilemm::gemm(args_for(s)); };
-      const double tilemm_ms = time_ms(p, run_tilemm, budget_ms);
-      const double tilemm_same_ms = time_ms(p, run_tilemm, budget_ms, Inputs::same);
-
       auto check = [&](const std::string& contender, const std::string& variant, double ms,
-                       const std::function<void(const Set&)>& run) {
+                       const std::function<void(const Set&)>& run,
+                       tilemm::Precision mode = tilemm::Precision::highest) {
         cuda(cudaMemset(p.set(0).C, 0xFF, static_cast<std::size_t>(m * n) * sizeof(float)), "poison C");
         run(p.set(0));
         cuda(cudaDeviceSynchronize(), contender.c_str());
         const auto c = p.download_c0();
         double worst = 0;  // largest difference to cuBLAS, relative to the K-scaled FP32 bound
         for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::isfinite(c[i]) ? std::fabs(double(c[i]) - c_cublas[i]) : INFINITY);
-        const double bound = 2.0 * double(k + 3) * std::ldexp(1.0, -24) * double(k);  // |a|,|b| <= 1
+        // The tuner's bound for the mode (|a|, |b| <= 1: an element of |A| |B| is at most k).
+        const double bound = tilemm::tuner::error_bound_unit(mode, k) * double(k);
         const double tf = 2.0 * double(m) * double(n) * double(k) / (ms * 1e-3) / 1e12;
         rows.push_back({shape, contender, variant, ms, tf, 100 * tf / peak, cublas_ms / ms,
                         relative_error(c, ref, n), worst <= bound, 1.0});
@@ -183,14 +226,29 @@ int main(int argc, char** argv) {
       rows.back().ms_same = cublas_same_ms;
       rows.back().vs_cublas_same = 1.0;
       check("best_tiled", best_tiled, tiled_ms, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); });
-      check("tilemm", tuned.winner, tilemm_ms, run_tilemm);
-      rows.back().ms_same = tilemm_same_ms;
-      rows.back().vs_cublas_same = cublas_same_ms / tilemm_same_ms;
-      for (auto it = rows.end() - 3; it != rows.end(); ++it) it->err_vs_cublas = it->rel_err / cublas_err;
-      ratios.push_back(cublas_ms / tilemm_ms);
-      ratios_same.push_back(cublas_same_ms / tilemm_same_ms);
+      if (with_tf32) {
+        const auto run_tf32 = [&](const Set& s) { sgemm_on(tf32_handle, s); };
+        check("cublas_tf32", "cublasSgemm TF32 tensor op", time_ms(p, run_tf32, budget_ms), run_tf32,
+              tilemm::Precision::medium);
+      }
+      for (const tilemm::Precision mode : precisions) {
+        tilemm::Options mode_options;
+        mode_options.precision = mode;
+        const auto run_tilemm = [&](const Set& s) { tilemm::gemm(args_for(s), nullptr, mode_options); };
+        const double tilemm_ms = time_ms(p, run_tilemm, budget_ms);
+        const double tilemm_same_ms = time_ms(p, run_tilemm, budget_ms, Inputs::same);
+        check(contender_of(mode), tuned[mode].winner, tilemm_ms, run_tilemm, mode);
+        rows.back().ms_same = tilemm_same_ms;
+        rows.back().vs_cublas_same = cublas_same_ms / tilemm_same_ms;
+        ratios[mode].push_back(cublas_ms / tilemm_ms);
+        ratios_same[mode].push_back(cublas_same_ms / tilemm_same_ms);
+      }
+      const std::size_t shape_rows = 2 + (with_tf32 ? 1 : 0) + precisions.size();
+      for (auto it = rows.end() - static_cast<std::ptrdiff_t>(shape_rows); it != rows.end(); ++it)
+        it->err_vs_cublas = it->rel_err / cublas_err;
     }
     cublasDestroy(handle);
+    if (tf32_handle != nullptr) cublasDestroy(tf32_handle);
 
     std::ofstream out(csv);
     out << "shape,contender,variant,median_ms,tflops,peak_pct,cublas_over_this,rel_err_fp64,err_over_cublas_err,agrees_with_cublas,median_ms_same_inputs,cublas_over_this_same_inputs\n";
@@ -209,9 +267,11 @@ int main(int argc, char** argv) {
                   r.peak_pct, r.vs_cublas, r.ms_same, r.vs_cublas_same, r.rel_err,
                   r.err_vs_cublas, r.agrees_with_cublas ? "ok" : "MISMATCH");
     }
-    std::printf("geomean cuBLAS time / tilemm time over %zu shapes: %.3f rotated inputs (L2-cold), "
-                "%.3f same inputs (L2-warm)\n",
-                ratios.size(), geomean(ratios), geomean(ratios_same));
+    for (const tilemm::Precision mode : precisions)
+      std::printf("geomean cuBLAS time / %s time over %zu shapes: %.3f rotated inputs (L2-cold), "
+                  "%.3f same inputs (L2-warm)\n",
+                  contender_of(mode).c_str(), ratios[mode].size(), geomean(ratios[mode]),
+                  geomean(ratios_same[mode]));
     return tilemm::tool::kSuccess;
   });
 }

@@ -71,12 +71,19 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
                  "Tuning cache (default: with --tuning on, a scratch cache removed at the end; "
                  "with --tuning off, the usual one)")
       ->option_text("PATH");
+  std::string precision = "highest";
+  app.add_option("--precision", precision,
+                 "The precision every call runs at (TILEMM_PRECISION for the C API), each case "
+                 "checked within that precision's bound (default highest)")
+      ->option_text("highest|high|medium")
+      ->check(CLI::IsMember({"highest", "high", "medium"}).description(""));
   app.add_option("--max-dim", max_dim, "Largest M, N or K drawn (default 1500)")
       ->option_text("N")->check(tool::integer_between(1, 65536));
   app.add_option("--max-failures", max_failures, "Stop after this many failed cases (default 10)")
       ->option_text("N")->check(tool::integer_between(1, 100000000));
   cli.set_usage("tilemm-check [--cases N] [--seed SEED] [--tuning off|on] [--effort quick|standard]\n"
-                "             [--cache PATH] [--max-dim N] [--max-failures N]\n"
+                "             [--precision highest|high|medium] [--cache PATH] [--max-dim N]\n"
+                "             [--max-failures N]\n"
                 "tilemm-check --seed SEED --case INDEX [--tuning off|on] [--max-dim N]");
   cli.set_footer(
       "A failure prints every parameter of its case and the command that runs it again.\n"
@@ -94,6 +101,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
   return cli.run([&] {
     const bool tune = tuning == "on";
     setenv("TILEMM_TUNE", tune ? "on_miss" : "off", 1);
+    setenv("TILEMM_PRECISION", precision.c_str(), 1);
     if (tune) setenv("TILEMM_TUNE_EFFORT", effort.c_str(), 1);
     if (!cache.empty()) {
       setenv("TILEMM_CACHE", cache.c_str(), 1);
@@ -105,10 +113,12 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
     const DeviceInfo& device = current_device();
     out << "tilemm-check " << TILEMM_VERSION << " on " << device.name << " [" << device.ordinal
         << "], seed " << seed << ", tuning " << tuning << (tune ? " (" + effort + " effort)" : "")
+        << ", precision " << precision
         << ", cache " << cache_path() << (scratch ? " (scratch)" : "") << "\n" << std::flush;
 
     Options options;  // the C++ entry points get the same policy as the C API
     options.policy = tune ? TunePolicy::tune_on_miss : TunePolicy::off;
+    options.precision = *parse_precision(precision);  // checked by the option
     const DrawLimits limits{max_dim, DrawLimits{}.max_work};
     const std::int64_t first = only_case >= 0 ? only_case : 0;
     const std::int64_t last = only_case >= 0 ? only_case + 1 : cases;

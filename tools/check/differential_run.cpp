@@ -1,5 +1,7 @@
 #include "differential_run.hpp"
 
+#include "error_bound.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -178,8 +180,9 @@ std::string call(const CaseSpec& c, const float* A, const float* B, float* C, co
 
 }  // namespace
 
-double error_bound(std::int64_t K, double magnitude) {
-  return static_cast<double>(K + 2) * std::ldexp(1.0, -24) * magnitude;
+double error_bound(std::int64_t K, double magnitude, Precision precision) {
+  return (static_cast<double>(K + 2) * std::ldexp(1.0, -24) + tuner::product_error(precision)) *
+         magnitude;
 }
 
 CaseOutcome run_case(const CaseSpec& c, const Options& options) {
@@ -228,7 +231,7 @@ CaseOutcome run_case(const CaseSpec& c, const Options& options) {
         is_result[at] = true;
         ++outcome.elements_checked;
         const double got = out_c[at];
-        const double bound = error_bound(c.K, ref.magnitude[e]);
+        const double bound = error_bound(c.K, ref.magnitude[e], options.precision);
         if (!(std::isfinite(got) && std::fabs(got - ref.value[e]) <= bound) && wrong++ < kShown)
           failure << "\n  batch " << batch << " C(" << i << ", " << j << ") = " << got
                   << ", float64 reference " << ref.value[e] << ", allowed error " << bound;

@@ -123,6 +123,8 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
     if (search.force) argv.push_back("--force");
     argv.push_back("--budget-ms");
     argv.push_back(budget_text(search.budget_ms));
+    argv.push_back("--precision");
+    argv.push_back(to_string(search.precision));
     for (const auto& [variant, reason] : outcome.failed) {
       argv.push_back("--skip");
       argv.push_back(variant + "=" + reason);
@@ -201,6 +203,7 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
     options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
+    options.precision = search.precision;
     autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);

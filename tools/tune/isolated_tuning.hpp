@@ -26,6 +26,7 @@ namespace tilemm::cli {
 struct SearchChoice {
   bool force = false;
   double budget_ms = Options::kDefaultTuneBudgetMs;
+  Precision precision = Precision::highest;  // --precision
 };
 
 struct IsolatedOutcome {

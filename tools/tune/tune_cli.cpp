@@ -108,7 +108,11 @@ namespace {
 
 void print_table(std::ostream& out, const DeviceInfo& device, const AutotuneResult& r) {
   const double peak = device.fp32_peak_tflops();
-  out << shape_text(r.problem.M, r.problem.N, r.problem.K) << " (" << r.problem_class << ") on "
+  const std::string precision = r.problem.precision == Precision::highest
+                                    ? std::string()
+                                    : std::string(", precision ") + to_string(r.problem.precision);
+  out << shape_text(r.problem.M, r.problem.N, r.problem.K) << " (" << r.problem_class << precision
+      << ") on "
       << device.name << " [" << device.ordinal << "]: winner " << r.winner << ", "
       << fixed(r.median_ms, 4) << " ms, " << fixed(r.tflops, 2) << " TFLOP/s, margin "
       << fixed(100 * r.margin, 1) << "%, ";
@@ -148,6 +152,7 @@ json result_json(const AutotuneResult& r) {
           {"n", r.problem.N},
           {"k", r.problem.K},
           {"problem_class", r.problem_class},
+          {"precision", to_string(r.problem.precision)},
           {"winner", r.winner},
           {"median_ms", r.median_ms},
           {"tflops", r.tflops},
@@ -228,6 +233,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
     options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
+    options.precision = search.precision;
     options.progress = [&](int done, int total) {
       progress.show(ordinal, text, done, total,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -238,7 +244,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
         continue;
       }
       // The GPU work runs in worker processes; the result comes back through the cache.
-      const int total = static_cast<int>(variant_space().size());
+      const int total = static_cast<int>(variant_space(search.precision).size());
       bool tuned_now = false;  // a worker ran candidates, rather than finding a cached result
       const IsolatedOutcome outcome = tune_in_worker(
           self_path(), ordinal, {m, n, k}, search, isolation.watchdog_seconds, [&](int started) {
@@ -250,6 +256,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
         continue;
       }
       Options lookup;  // served from the cache the worker filled: compiles and tunes nothing
+      lookup.precision = search.precision;
       lookup.policy = TunePolicy::tune_on_miss;
       AutotuneResult r = autotune(m, n, k, lookup);
       const double seconds =
@@ -338,7 +345,7 @@ std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEnt
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (e.device_key != plan.device_key || e.problem_class != plan.problem_class ||
-          e.M != m || e.N != plan.N || e.K != plan.K)
+          e.precision != plan.precision || e.M != m || e.N != plan.N || e.K != plan.K)
         continue;
       if (e.source == plan.source) return i;  // parts tuned with the plan share its source
       if (!any) any = i;
@@ -361,19 +368,19 @@ std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEnt
   return parts;
 }
 
-void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries,
-                   const cache::BuildVersions& here) {
+void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& entries) {
   const auto parts = plan_parts(entries);
   std::vector<bool> is_part(entries.size(), false);
   for (const auto& list : parts)
     for (const auto& part : list) is_part[part.entry] = true;
   using Align = TextTable::Align;
-  TextTable table({{"device"}, {"shape"}, {"class"}, {"winner"}, {"TFLOP/s", Align::right},
-                   {"source"}, {"tuned at"}, {"state"}});
+  TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"winner"},
+                   {"TFLOP/s", Align::right}, {"source"}, {"tuned at"}, {"state"}});
   auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
-    table.add_row({e.device_key, shape, e.problem_class, e.winner, fixed(e.tflops, 2),
+    table.add_row({e.device_key, shape, e.problem_class, to_string(e.precision), e.winner,
+                   fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   dispatch::is_fresh(e, here) ? "fresh" : "stale"});
+                   dispatch::is_fresh(e, dispatch::running_versions_here(e.precision)) ? "fresh" : "stale"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -413,7 +420,7 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   }
   for (const auto& e : cache::preloaded_entries(detail::why_not_a_known_name))
     if (device_key.empty() || e.device_key == device_key) entries.push_back(e);
-  print_entries(out, entries, dispatch::running_versions_here());
+  print_entries(out, entries);
   out << entries.size() << " entries (" << path << " and the preloaded caches)\n";
   if (damaged) return damaged_cache(err, path, *damaged, "only the preloaded entries were listed");
   return kOk;
@@ -541,6 +548,16 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       ->check(tool::number_between(0, 86400000));
   app.add_flag("--exhaustive", exhaustive,
                "Tuning: time every candidate in full instead of a budgeted search (tens of seconds per shape)");
+  std::string precision = to_string(Options::precision_from_environment());
+  app.add_option("--precision", precision,
+                 "Tuning: highest (FP32), high (3xTF32 tensor cores) or medium (one TF32 pass) "
+                 "(default: $TILEMM_PRECISION, else highest)")
+      ->option_text("MODE")
+      ->check(CLI::Validator(
+          [](std::string& p) -> std::string {
+            return parse_precision(p) ? "" : "'" + p + "' is not highest, high or medium";
+          },
+          "MODE"));
   app.add_flag("--json", as_json, "Tuning: print the results as JSON on stdout");
   app.add_flag("--list", list, "List the cache's entries (and the preloaded ones) with source and freshness");
   app.add_option("--export", export_file, "Write the cache's entries to this JSON file ('-': stdout)")
@@ -581,7 +598,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
                   detail::templates_hash() + ")");
   cli.set_usage(
       "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
-      "            [--budget-ms MS | --exhaustive]\n"
+      "            [--budget-ms MS | --exhaustive] [--precision highest|high|medium]\n"
       "            [--watchdog-seconds SECONDS | --in-process] [--cache PATH]\n"
       "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
@@ -593,6 +610,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
       "  tilemm-tune --shapes 4096x4096x64 --device all --json > result.json\n"
       "  tilemm-tune --force --exhaustive --sizes 3000   re-measure every candidate of 3000^3\n"
+      "  tilemm-tune --precision high --sizes 4096   tune 3xTF32 (tensor-core) kernels for 4096^3\n"
       "  tilemm-tune --list                    what is cached and preloaded, fresh or stale\n"
       "\n"
       "A shape with a fresh result (in the cache, or preloaded for this GPU model) is printed, not\n"
@@ -616,11 +634,15 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (!archs.empty() && !precompile) return cli.usage_error("--arch only applies to --precompile");
   if (!device_key.empty() && !list && export_file.empty()) return cli.usage_error("--device-key only applies to --list and --export");
   const bool budget_given = app.count("--budget-ms") > 0;
-  if ((force || as_json || !device.empty() || in_process || budget_given || exhaustive) && !tune)
-    return cli.usage_error("--force, --json, --device, --budget-ms, --exhaustive and --in-process only apply to tuning (--sizes/--shapes)");
+  const bool precision_given = app.count("--precision") > 0;
+  if ((force || as_json || !device.empty() || in_process || budget_given || exhaustive ||
+       precision_given) &&
+      !tune)
+    return cli.usage_error("--force, --json, --device, --budget-ms, --exhaustive, --precision and --in-process only apply to tuning (--sizes/--shapes)");
   if (budget_given && exhaustive) return cli.usage_error("give --budget-ms or --exhaustive, not both");
   if (exhaustive) search.budget_ms = 0.0;
   search.force = force;
+  search.precision = *parse_precision(precision);  // checked by the option's validator
 
   try {
     std::vector<Shape> todo;
