@@ -59,7 +59,7 @@ TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
     ASSERT_FALSE(r.candidates.empty());
     EXPECT_EQ(r.candidates.front().variant, r.winner);
     EXPECT_EQ(r.candidates.front().status, CandidateStatus::ok);
-    EXPECT_EQ(r.candidates.size(), variant_space().size());
+    EXPECT_EQ(r.candidates.size(), variant_space(Precision::highest).size());
     for (const auto& c : r.candidates) {
       if (c.status == CandidateStatus::ok) {
         EXPECT_GE(c.stats.median_ms, r.median_ms) << c.variant;
@@ -373,7 +373,7 @@ TEST(Autotune, APartialRowOfTilesAddsARowSplitCandidate) {
   exhaustive.tune_budget_ms = 0;
   const AutotuneResult r = autotune(1030, 36, 20, exhaustive);
   EXPECT_EQ(tunings_run(), before + 3);  // 1030 rows, then 1024 and 6
-  EXPECT_EQ(r.candidates.size(), variant_space().size() + 1);
+  EXPECT_EQ(r.candidates.size(), variant_space(Precision::highest).size() + 1);
   const CandidateResult* plan = nullptr;
   for (const auto& c : r.candidates)
     if (c.variant == "rowsplit_h1024") plan = &c;
