@@ -220,24 +220,16 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
       }
     }
   };
-  // The candidates are the kernels of a precision below highest, whose failure to meet the bound
-  // everywhere falls back to the FP32 kernels (below).
-  bool tried_reduced_precision = false;
+  // A precision below highest is served by its own tensor-core kernels and by the FP32 FFMA
+  // kernels, which are more accurate, never less; the faster wins. So asking for less precision
+  // never makes a call slower: where the tensor-core kernels are slow (alignment 1) or cannot run
+  // (before sm_80), or miss their bound (3xTF32 at a very small K), an FP32 kernel serves it
+  // (docs/tuning.md, precision modes).
   if (!settings.space.empty()) {
     admit(settings.space);
   } else {
     admit(variant_space(problem.precision));
-    tried_reduced_precision = problem.precision != Precision::highest && !pending.empty();
-    // No kernel of the problem's precision runs here (a device before sm_80): the FP32 FFMA
-    // kernels serve it, more accurate than it asked for, never less (docs/tuning.md).
-    if (pending.empty() && problem.precision != Precision::highest) {
-      detail::log(detail::LogLevel::warn,
-                  std::string("no kernel of precision ") + to_string(problem.precision) +
-                      " can run this problem on " + device.name + " (" +
-                      (rejected.empty() ? std::string("none exists") : rejected.front().reason) +
-                      "): tuning the FP32 (highest) kernels, which are more accurate");
-      admit(variant_space(Precision::highest));
-    }
+    if (problem.precision != Precision::highest) admit(variant_space(Precision::highest));
   }
 
   const int threads = settings.compile_threads > 0
@@ -261,23 +253,6 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   TuneOutcome out;
   for (auto& p : pending) out.candidates.push_back(p.result);
   for (auto& r : rejected) out.candidates.push_back(std::move(r));
-  const bool any_ok = std::any_of(out.candidates.begin(), out.candidates.end(),
-                                  [](const CandidateResult& c) { return c.status == CandidateStatus::ok; });
-  if (!any_ok && tried_reduced_precision) {
-    // No kernel of the precision met its bound (3xTF32 at a very small K, say): the FP32
-    // kernels serve the problem, more accurate, never less; the failed candidates stay listed.
-    detail::log(detail::LogLevel::warn,
-                std::string("no kernel of precision ") + to_string(problem.precision) +
-                    " met its error bound for this problem on " + device.name +
-                    ": tuning the FP32 (highest) kernels, which are more accurate");
-    TuneSettings fp32 = given;
-    fp32.space = variant_space(Precision::highest);
-    TuneOutcome fallback = tune(device, problem, bench, fp32);
-    fallback.candidates.insert(fallback.candidates.end(), out.candidates.begin(), out.candidates.end());
-    fallback.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return fallback;
-  }
   out.margin = rank_candidates(out.candidates);
   out.winner = out.candidates.front().variant;
   out.median_ms = out.candidates.front().stats.median_ms;
