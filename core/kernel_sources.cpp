@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 #include <map>
+#include <set>
+#include <string_view>
+#include <vector>
 
 #include "family.hpp"
 #include "family_registry.hpp"
@@ -43,17 +45,20 @@ std::string hash_of(const std::vector<const EmbeddedTemplate*>& templates) {
   return std::string(text);
 }
 
-// Whether a tuning at `precision` may choose a kernel of a family with this template: one of
-// that precision, or an FP32 (highest) one, which serves every precision.
-bool chosen_among(const EmbeddedTemplate& t, Precision precision) {
+// The precisions the kernels of each template file compute at, over its families.
+std::map<std::string_view, std::set<Precision>> precisions_by_template() {
+  std::map<std::string_view, std::set<Precision>> out;
   for (const Family& f : families()) {
-    if (f.template_file != t.file) continue;
-    for (const Variant& v : variant_space(f.name)) {
-      const Precision p = f.precision(v);
-      if (p == precision || p == Precision::highest) return true;
+    std::set<Precision>& offered = out[f.template_file];
+    // Every variant of an FP32 family computes at highest: no need to list its space, which
+    // would cost the first cache lookup of a process a millisecond.
+    if (f.precision == computes_fp32) {
+      offered.insert(Precision::highest);
+      continue;
     }
+    for (const Variant& v : variant_space(f.name)) offered.insert(f.precision(v));
   }
-  return false;
+  return out;
 }
 
 }  // namespace
@@ -69,11 +74,16 @@ const std::string& templates_hash() {
 
 const std::string& templates_hash(Precision precision) {
   static const auto& hashes = *new std::map<Precision, std::string>([] {
+    const auto offered = precisions_by_template();
     std::map<Precision, std::string> out;
     for (const Precision p : {Precision::highest, Precision::high, Precision::medium}) {
+      // A tuning at p chooses among p's kernels and the FP32 (highest) ones, which serve it too.
       std::vector<const EmbeddedTemplate*> chosen;
-      for (const auto& t : embedded_templates())
-        if (chosen_among(t, p)) chosen.push_back(&t);
+      for (const auto& t : embedded_templates()) {
+        const auto it = offered.find(t.file);
+        if (it != offered.end() && (it->second.count(p) || it->second.count(Precision::highest)))
+          chosen.push_back(&t);
+      }
       out[p] = hash_of(chosen);
     }
     return out;
