@@ -33,6 +33,9 @@ std::vector<std::string> no_extra_kernels(const Variant&) { return {}; }
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&) { return {}; }
 std::string any_problem(const Variant&, const Problem&) { return {}; }
 Precision computes_fp32(const Variant&) { return Precision::highest; }
+Precision computes_tf32_split(const Variant& v) {
+  return v.param("sp") == 3 ? Precision::high : Precision::medium;
+}
 
 void enqueue_gemm(const LaunchRequest& r) {
   launch_gemm_kernel(r.kernels.gemm, r.family.geometry(r.variant, r.problem), r.args, r.stream);

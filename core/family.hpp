@@ -86,6 +86,9 @@ void enqueue_gemm(const LaunchRequest& request);                  // enqueue: se
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&);  // pruning_hint: ""
 std::string any_problem(const Variant&, const Problem&);          // check_problem: every shape
 Precision computes_fp32(const Variant&);                          // precision: highest
+// precision of the TF32 tensor-core families, by their `sp` parameter: 3 (3xTF32) is high, 1
+// (one TF32 pass) is medium.
+Precision computes_tf32_split(const Variant&);
 
 struct Family {
   // The first part of every variant name; no '_' (names are split on it).

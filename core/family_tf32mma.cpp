@@ -73,10 +73,6 @@ LaunchGeometry tf32mma_geometry(const Variant& v, const Problem& p) {
 
 int tf32mma_alignment(const Variant& v) { return v.param("v"); }
 
-Precision tf32mma_precision(const Variant& v) {
-  return v.param("sp") == 3 ? Precision::high : Precision::medium;
-}
-
 }  // namespace
 
 Family tf32mma_family() {
@@ -90,7 +86,7 @@ Family tf32mma_family() {
   f.check_params = check_tf32mma;
   // mma.sync with .tf32, cp.async and cvt.rna.tf32 need sm_80.
   f.min_compute_capability = 80;
-  f.precision = tf32mma_precision;
+  f.precision = computes_tf32_split;
   f.geometry = tf32mma_geometry;
   f.shared_bytes = tf32mma_shared_bytes;
   f.required_alignment = tf32mma_alignment;

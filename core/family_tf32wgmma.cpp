@@ -67,10 +67,6 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
 // 16-byte cp.async only: the unaligned problems are tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
 
-Precision tf32wgmma_precision(const Variant& v) {
-  return v.param("sp") == 3 ? Precision::high : Precision::medium;
-}
-
 }  // namespace
 
 Family tf32wgmma_family() {
@@ -83,7 +79,7 @@ Family tf32wgmma_family() {
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;
   f.arch_specific = true;
-  f.precision = tf32wgmma_precision;
+  f.precision = computes_tf32_split;
   f.geometry = tf32wgmma_geometry;
   f.shared_bytes = tf32wgmma_shared_bytes;
   f.required_alignment = tf32wgmma_alignment;
