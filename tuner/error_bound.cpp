@@ -8,8 +8,8 @@ double error_bound_unit(Precision precision, std::int64_t K) {
   // Both the candidate and the reference carry FP32 rounding of a K-term sum: twice the
   // single-result bound (K + 3) u, u = 2^-24.
   const double fp32 = 2.0 * static_cast<double>(K + 3) * std::ldexp(1.0, -24);
-  // High must meet FP32's bound: that is what makes it FP32-accurate (and the tuner falls back to
-  // FP32 kernels where no 3xTF32 candidate does).
+  // High must meet FP32's bound: that is what makes it FP32-accurate (the FP32 kernels, timed
+  // beside the 3xTF32 ones, serve where no 3xTF32 candidate meets it).
   if (precision != Precision::medium) return fp32;
   return fp32 + product_error(Precision::medium);
 }

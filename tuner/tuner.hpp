@@ -31,8 +31,8 @@ struct TuneSettings {
   Compiler compile = detail::compile_variant_once;  // NVRTC once per variant and process
   int compile_threads = 0;       // 0: one per hardware thread
   double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
-  // Empty: variant_space(problem.precision), or where none of those can run the problem (a
-  // device before sm_80), variant_space(Precision::highest), more accurate (logged).
+  // Empty: variant_space(problem.precision) and, below highest, variant_space(Precision::highest)
+  // too: the FP32 kernels are more accurate, and the faster candidate wins.
   std::vector<Variant> space;
   std::function<void(int done, int total)> progress;  // after each compiled candidate is done
   // Candidates not to run at all, with the reason recorded for them (status launch_error).
@@ -52,9 +52,9 @@ struct TuneSettings {
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and
 // launch failures are recorded, never thrown. With the default space, a problem of precision
-// high or medium none of whose kernels met its bound is tuned again over the FP32 (highest)
-// kernels, the failed candidates kept in the list (logged). Throws tilemm::Error only when no candidate
-// passed (the statuses are in the message).
+// high or medium times its own kernels and the FP32 (highest) ones together, so an FP32 kernel
+// serves it where none of its own can run, meets the bound or is faster. Throws tilemm::Error
+// only when no candidate passed (the statuses are in the message).
 TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBench& bench,
                  const TuneSettings& settings = {});
 

@@ -47,8 +47,9 @@ struct Options {
   double tune_budget_ms = budget_from_environment();
   // How accurately gemm() and autotune() compute (tilemm/precision.hpp): highest (FP32 FFMA,
   // the default), high (3xTF32 on tensor cores) or medium (one TF32 pass). A precision is tuned,
-  // cached and dispatched apart from the others. Where the device has no kernel of the precision
-  // (before sm_80), the FP32 kernels serve it: more accurate, never less (logged). Unset:
+  // cached and dispatched apart from the others. high and medium are tuned over their own kernels
+  // and the FP32 ones, which are more accurate, never less: the faster wins, and the FP32 kernels
+  // serve where the device has none of the precision (before sm_80). Unset:
   // precision_from_environment().
   Precision precision = precision_from_environment();
 

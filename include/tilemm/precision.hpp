@@ -30,7 +30,8 @@ std::optional<Precision> parse_precision(const std::string& text);
 // Whether a kernel computing at `offered` is at least as accurate as `wanted` asks: highest
 // serves every request, high serves high and medium, medium only medium. A request is never
 // served less accurately than it asked (can_run refuses such a variant), while a more accurate
-// kernel may serve it where the device has no kernel of its own precision (docs/tuning.md).
+// kernel may serve it: the tuner times the FP32 kernels beside a lower precision's own
+// (docs/tuning.md).
 bool serves(Precision offered, Precision wanted);
 
 }  // namespace tilemm

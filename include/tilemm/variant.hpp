@@ -47,9 +47,9 @@ Variant default_variant();
 // by its parameters. Throws InvalidArgument for an unknown family.
 Precision precision_of(const Variant& v);
 
-// The variants that compute at exactly `precision`, in registry order: what the tuner tries for
-// a problem of that precision (variant_space(Precision::highest) is every FP32 FFMA variant,
-// the space of tilemm before precision modes).
+// The variants that compute at exactly `precision`, in registry order (variant_space(Precision::
+// highest) is every FP32 FFMA variant, the space of tilemm before precision modes). The tuner
+// tries them for a problem of that precision, and for high and medium the FP32 ones too.
 std::vector<Variant> variant_space(Precision precision);
 
 // The variant used for `precision` when nothing better is known: default_variant() for highest,
