@@ -62,13 +62,17 @@ TILEMM_INDEX_MAP int fragment_k(int lane, int v) { return lane % 4 + 4 * (v / 2)
 TILEMM_INDEX_MAP int accumulator_row(int warp, int lane, int i) {
   return 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
 }
-TILEMM_INDEX_MAP int accumulator_column(int lane, int i) { return 8 * (i / 4) + 2 * (lane % 4) + i % 2; }
+TILEMM_INDEX_MAP int accumulator_column(int lane, int i) {
+  return 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+}
 
 // Which column of C (of the warpgroup's 64) a row of wgmma's A and D stands for. Any
 // permutation is correct as long as the fragments and the epilogue use the same one; this one
 // puts the rows g and g + 8 a thread holds on adjacent columns 2 g, 2 g + 1 of its warp's 16, so
 // each thread loads its fragment with 8-byte loads and stores C two adjacent floats at a time.
-TILEMM_INDEX_MAP int c_column_of_row(int row) { return (row / 16) * 16 + 2 * (row % 8) + (row % 16) / 8; }
+TILEMM_INDEX_MAP int c_column_of_row(int row) {
+  return (row / 16) * 16 + 2 * (row % 8) + (row % 16) / 8;
+}
 
 // The raw B tile: BK rows of K, each BN floats of N plus 8 of padding. The padding puts the rows
 // k and k + 1 8 banks apart, so the four k (lane % 4) and eight column pairs (lane / 4) of a
@@ -405,10 +409,9 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         reinterpret_cast<const float*>(smem + stage * kStageBytes + kATileBytes);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const float2 lo =
-          *reinterpret_cast<const float2*>(b_tile + b_tile_index(8 * s + fragment_k(lane, 0), n_frag, BN));
-      const float2 hi =
-          *reinterpret_cast<const float2*>(b_tile + b_tile_index(8 * s + fragment_k(lane, 2), n_frag, BN));
+      const int k_lo = 8 * s + fragment_k(lane, 0), k_hi = 8 * s + fragment_k(lane, 2);
+      const float2 lo = *reinterpret_cast<const float2*>(b_tile + b_tile_index(k_lo, n_frag, BN));
+      const float2 hi = *reinterpret_cast<const float2*>(b_tile + b_tile_index(k_hi, n_frag, BN));
       const float x[4] = {lo.x, lo.y, hi.x, hi.y};
 #pragma unroll
       for (int v = 0; v < 4; ++v) {

@@ -239,7 +239,8 @@ TEST(Tf32wgmmaIndexMaps, TheSwizzledATileIsWhatTheDescriptorReads) {
         for (int k = 0; k < 8; ++k) {
           const int unswizzled = (row / 8) * 1024 + (row % 8) * 128 + 32 * s + 4 * k;
           const int kk = 8 * s + k;  // the float of A's row the wgmma multiplies
-          EXPECT_EQ(maps::swizzle_128b(unswizzled), maps::a_chunk_offset(row, kk / 4) + 4 * (kk % 4))
+          EXPECT_EQ(maps::swizzle_128b(unswizzled),
+                    maps::a_chunk_offset(row, kk / 4) + 4 * (kk % 4))
               << bm << " " << s << " " << row << " " << k;
         }
   }
@@ -265,21 +266,24 @@ TEST(Tf32wgmmaIndexMaps, FragmentLoadsAndTileCopiesAreFreeOfBankConflicts) {
               std::vector<int> addresses;
               for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
                 const int n = 64 * group + maps::c_column_of_row(maps::fragment_row(warp, lane, 0));
-                addresses.push_back(4 * maps::b_tile_index(8 * s + maps::fragment_k(lane, v), n, bn));
+                const int k = 8 * s + maps::fragment_k(lane, v);
+                addresses.push_back(4 * maps::b_tile_index(k, n, bn));
               }
               EXPECT_TRUE(conflict_free(addresses, 8)) << bn << " " << warp << " " << s << " " << v;
             }
   // The A copies: thread id copies chunk id % 8 of row id / 8; each quarter-warp one row.
   for (int first = 0; first < 256 * 8; first += 8) {
     std::vector<int> addresses;
-    for (int id = first; id < first + 8; ++id) addresses.push_back(maps::a_chunk_offset(id / 8, id % 8));
+    for (int id = first; id < first + 8; ++id)
+      addresses.push_back(maps::a_chunk_offset(id / 8, id % 8));
     EXPECT_TRUE(conflict_free(addresses, 16)) << first;
   }
 }
 
 TEST(Tf32wgmmaSpace, SixHighAndEightMediumVariants) {
   int high = 0, medium = 0;
-  for (const auto& v : variant_space("tf32wgmma")) (precision_of(v) == Precision::high ? high : medium)++;
+  for (const auto& v : variant_space("tf32wgmma"))
+    (precision_of(v) == Precision::high ? high : medium)++;
   EXPECT_EQ(high, 6);
   EXPECT_EQ(medium, 8);
 }
