@@ -121,9 +121,14 @@ TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
 // ROUND_A 1 (SPLIT 1 only) rounds each A tile to TF32 in place, one pass over shared memory per
 // tile, instead of letting the tensor core truncate it: the per-product error of medium's
 // derivation (docs/tuning.md) instead of up to half again as much, for one more pass and barrier
-// per tile. 0 by default: docs/kernels.md.
+// per tile. 1 by default with SPLIT 1, so that medium's documented bound holds; 0 is faster by an amount not
+// measured yet (docs/kernels.md).
 #ifndef ROUND_A
+#if SPLIT == 1
+#define ROUND_A 1
+#else
 #define ROUND_A 0
+#endif
 #endif
 #ifndef PROMOTE
 #if SPLIT == 3
