@@ -1,8 +1,8 @@
 // The tf32wgmma family (kernel_templates/tf32wgmma.cu): TF32 SGEMM on Hopper's wgmma for the
 // precision modes high (SPLIT 3, 3xTF32) and medium (SPLIT 1), compute capability 9.0 exactly
 // (wgmma is an sm_90a feature: the family is arch_specific). The kernel computes C^T = B^T A^T:
-// BM (wgmma's N: 64, 128, 256) rows of C per block, BN / 64 warpgroups of 64 columns each, BK 32
-// (one 128-byte swizzle row), STAGES 3 or 4 cp.async tiles. The space: two-warpgroup tiles (BN
+// BM (wgmma's N: 64, 128, 256) rows of C per block, BN / 64 consumer warpgroups of 64 columns
+// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), STAGES 3 or 4 cp.async tiles. The space: two-warpgroup tiles (BN
 // 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large tiles would leave SMs
 // idle on, both splits, high without BM 256 (its partial sums beside the accumulators would not
 // fit in registers), so that every high variant has a medium twin; tests/test_variant_names.cpp
@@ -19,19 +19,19 @@ struct WgmmaTiles {
   explicit WgmmaTiles(const Variant& v)
       : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
         split(v.param("sp")) {}
-  int threads() const { return bn / 64 * 128; }
+  int threads() const { return (bn / 64 + 1) * 128; }  // consumers and the producer
 };
 
 std::size_t tf32wgmma_shared_bytes(const Variant& v) {
   const WgmmaTiles t(v);
   const auto bm = static_cast<std::size_t>(t.bm), bn = static_cast<std::size_t>(t.bn),
-             bk = static_cast<std::size_t>(t.bk);
-  // The template's stages, an A tile of BM rows x BK floats and a B tile of BK rows x (BN + 8)
-  // floats each; with SPLIT 3 two planes of A's small parts; and 1 KiB to align the tiles to the
-  // 1024 bytes the 128-byte swizzle needs.
-  const std::size_t stages = static_cast<std::size_t>(t.stages) * (bm * bk + bk * (bn + 8));
-  const std::size_t small_planes = t.split == 3 ? 2 * bm * bk : 0;
-  return (stages + small_planes) * sizeof(float) + 1024;
+             bk = static_cast<std::size_t>(t.bk), stages = static_cast<std::size_t>(t.stages);
+  // The template's stages, each an A tile of BM rows x BK floats, with SPLIT 3 a plane of A's
+  // small parts as large, and a B tile of BK rows x (BN + 8) floats; two 8-byte barriers per
+  // stage; and 1 KiB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
+  const std::size_t a_planes = t.split == 3 ? 2 : 1;
+  const std::size_t stage_floats = a_planes * bm * bk + bk * (bn + 8);
+  return stages * (stage_floats * sizeof(float) + 2 * 8) + 1024;
 }
 
 // The most dynamic shared memory a block may opt in to on every compute capability 9.0 device.
@@ -40,6 +40,7 @@ constexpr std::size_t kSm90SharedOptIn = 227 * 1024;
 std::string check_tf32wgmma(const Variant& v) {
   const WgmmaTiles t(v);
   if (t.bk != 32) return "BK is 32: one 128-byte swizzle row of K";
+
   if (t.bm == 256 && t.split == 3)
     return "SPLIT 3 only up to BM 128: its partial sums double the BM / 2 accumulators";
   // Two warpgroups for BM 256: one alone would hold 128 accumulators and wait on one stream of

@@ -12,15 +12,19 @@
 //    words, and bank-conflict free). Each warpgroup owns 64 columns of C (BN / 64 warpgroups)
 //    and all BM rows (wgmma's N = BM): m64n<BM>k8, BM / 2 accumulators per thread, which are C
 //    elements with the roles swapped back in the epilogue.
-//  - Precision on chip. SPLIT 1 (medium): the register operand (B) is rounded with cvt.rna; the
-//    shared operand (A) goes raw, so the tensor core truncates it to TF32 (no pass over A:
-//    the bound this gives is in docs/kernels.md). SPLIT 3 (high, 3xTF32): B is split in
-//    registers into big = rna(x) and small = rna(x - big); A by one pass over each tile in shared
-//    memory that rounds big in place and writes small to a plane beside it; per k8 step
-//    small_b big_a + big_b small_a + big_b big_a (small_b small_a omitted).
-//  - Pipeline: a STAGES-deep ring of cp.async tiles, STAGES - 2 tiles in flight while one is
-//    prepared (its fragments loaded and, with SPLIT 3, split) and one is still read by the
-//    wgmmas issued before. Register fragments are double-buffered so the next tile's loads
+//  - Precision on chip. B, the register operand, is rounded with cvt.rna (SPLIT 1, medium) or
+//    split in registers into big = rna(x) and small = rna(x - big) (SPLIT 3, high: 3xTF32). A,
+//    the shared operand, goes raw: the tensor core reads an FP32 value as TF32 by dropping its 13
+//    low mantissa bits, so A's big part is that truncation, free. With SPLIT 3 one pass over each
+//    A tile writes small = rna(x - trunc(x)) to a plane beside it, and each k8 step is
+//    small_b big_a + big_b small_a + big_b big_a (small_b small_a omitted). The bounds this gives
+//    (truncated A, rounded B) are tuner/error_bound.cpp's, derived in docs/kernels.md.
+//  - Warp-specialized pipeline: a producer warpgroup copies K tiles by cp.async into a
+//    STAGES-deep ring (STAGES - 2 in flight past the one it hands over), splits A with SPLIT 3,
+//    and hands each tile over on the stage's `full` mbarrier; the BN / 64 consumer warpgroups
+//    only load their B^T fragments, issue wgmmas and free a stage on its `empty` mbarrier once
+//    their wgmmas that read it are done. setmaxnreg moves registers from the producer to the
+//    consumers' accumulators. Register fragments are double-buffered so the next tile's loads
 //    overlap the wgmmas of this one.
 //  - PROMOTE 1 (the default with SPLIT 3): the tensor core's accumulation aligns and truncates
 //    instead of rounding to nearest, so the wgmmas of one K tile accumulate a partial sum started
@@ -118,18 +122,6 @@ TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
 #ifndef SPLIT
 #define SPLIT 1
 #endif
-// ROUND_A 1 (SPLIT 1 only) rounds each A tile to TF32 in place, one pass over shared memory per
-// tile, instead of letting the tensor core truncate it: the per-product error of medium's
-// derivation (docs/tuning.md) instead of up to half again as much, for one more pass and barrier
-// per tile. 1 by default with SPLIT 1, so that medium's documented bound holds; 0 is faster by an amount not
-// measured yet (docs/kernels.md).
-#ifndef ROUND_A
-#if SPLIT == 1
-#define ROUND_A 1
-#else
-#define ROUND_A 0
-#endif
-#endif
 #ifndef PROMOTE
 #if SPLIT == 3
 #define PROMOTE 1
@@ -143,30 +135,29 @@ namespace {
 using namespace tf32wgmma_maps;
 
 constexpr int kGroups = BN / 64;           // consumer warpgroups, 64 columns of C each
-constexpr int kThreads = kGroups * 128;
+constexpr int kThreads = (kGroups + 1) * 128;  // and one producer warpgroup
+constexpr int kProducer = kGroups;         // the producer's warpgroup index
 constexpr int kAcc = BM / 2;               // accumulators per thread: 64 x BM / 128
 constexpr int kSteps = BK / 8;             // k8 steps (wgmmas per split part) per K tile
-// Shared memory, in bytes from a 1024-byte aligned base: STAGES x (A tile, B tile), then with
-// SPLIT 3 two planes of A's small parts (tile t's split is written while tile t - 1's wgmmas
-// read the other).
+constexpr int kAhead = STAGES - 2;         // tiles the producer has in flight past the one it hands over
+// Shared memory, in bytes from a 1024-byte aligned base: STAGES x (A tile, with SPLIT 3 the
+// plane of A's small parts, B tile).
 constexpr int kATileBytes = BM * 128;
+constexpr int kSmallBytes = SPLIT == 3 ? kATileBytes : 0;
 constexpr int kBTileBytes = BK * b_row_floats(BN) * 4;
-constexpr int kStageBytes = kATileBytes + kBTileBytes;
-constexpr int kACopies = BM * 8 / kThreads;       // 16-byte cp.async per thread per A tile
-constexpr int kBCopies = BK * BN / 4 / kThreads;  // and per B tile
-
+constexpr int kStageBytes = kATileBytes + kSmallBytes + kBTileBytes;
+constexpr int kACopies = BM * 8 / 128;       // 16-byte cp.async per producer thread per A tile
+constexpr int kBCopies = BK * BN / 4 / 128;  // and per B tile
 static_assert(BK == 32, "BK is 32 floats: one 128-byte swizzle row of K per row of A");
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 256");
 static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
 static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4 (STAGES - 2 tiles in flight)");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
 static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
-static_assert(ROUND_A == 0 || (ROUND_A == 1 && SPLIT == 1), "ROUND_A is 0, or 1 with SPLIT 1");
-constexpr bool kConvertA = SPLIT == 3 || ROUND_A == 1;  // a pass over each A tile in shared memory
-static_assert(kATileBytes % 1024 == 0 && kStageBytes % 1024 == 0,
+static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
-static_assert((BM * 8) % kThreads == 0 && (BK * BN / 4) % kThreads == 0,
-              "the tiles split evenly into the block's 16-byte copies");
+static_assert((BM * 8) % 128 == 0 && (BK * BN / 4) % 128 == 0,
+              "the tiles split evenly into the producer's 16-byte copies");
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -183,10 +174,53 @@ __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
-// Waits until at most STAGES - 3 committed groups of this thread's copies are in flight.
-__device__ __forceinline__ void wait_for_prepared_tile() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 3) : "memory");
+// Waits until at most N committed groups of this thread's copies are in flight.
+template <int N>
+__device__ __forceinline__ void wait_for_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+// The stage barriers (mbarrier objects in shared memory): `full` completes a phase when the
+// producer has handed a tile over, `empty` when every consumer warp is done reading it.
+__device__ __forceinline__ void init_barrier(unsigned bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits for the completion of the barrier's phase of parity `parity`.
+__device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// The producer's threads alone (named barrier 1; __syncthreads is barrier 0).
+__device__ __forceinline__ void sync_producer() {
+  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+// Moves registers from the producer, which needs few, to the consumers, whose accumulators need
+// many (sm_90a): a block of three warpgroups gets 65536 / 384 registers per thread otherwise.
+template <int N>
+__device__ __forceinline__ void registers_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void registers_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+#if SPLIT == 3
+// What the tensor core makes of an FP32 value in a TF32 operand: the 13 low mantissa bits dropped.
+__device__ __forceinline__ float truncate_to_tf32(float x) {
+  return __uint_as_float(__float_as_uint(x) & 0xFFFFE000u);
+}
+#endif
 
 __device__ __forceinline__ float to_tf32(float x) {
   unsigned r;
@@ -340,14 +374,17 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
   // Dynamic, above the 48 KiB static limit (the loader opts in), and 1 KiB more than the tiles
-  // need so the tiles can start on a 1024-byte boundary whatever the base.
+  // and barriers need so the tiles can start on a 1024-byte boundary whatever the base.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned raw_base = shared_address(smem_raw);
   const unsigned base = (raw_base + 1023u) & ~1023u;
   unsigned char* const smem = smem_raw + (base - raw_base);
+  // The stage barriers lie past the ring: STAGES full, then STAGES empty, 8 bytes each.
+  const unsigned full0 = base + STAGES * kStageBytes;
+  const unsigned empty0 = full0 + 8 * STAGES;
 
   const int tid = threadIdx.x;
-  const int group = tid / 128;  // this thread's warpgroup: columns 64 * group.. of the block's
+  const int group = tid / 128;  // this thread's warpgroup: consumers 0.., the producer last
   const int warp = (tid % 128) / 32;
   const int lane = tid % 32;
   const int m0 = blockIdx.y * BM;
@@ -355,54 +392,105 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // Remaining extents instead of m0 + row < M: no int overflow for M or N near 2^31.
   const int rem_m = M - m0;
   const int rem_n = N - n0;
+  const int k_tiles = (K + BK - 1) / BK;
 
-  // Issues the copies of K tile `k0` into stage `stage`; what lies outside A or B is
-  // zero-filled, so the wgmmas of an edge tile add zeros.
-  auto load_tile = [&](int stage, int k0) {
-    const unsigned a_tile = base + stage * kStageBytes;
-    const unsigned b_tile = a_tile + kATileBytes;
+  if (tid == 0) {
 #pragma unroll
-    for (int i = 0; i < kACopies; ++i) {
-      const int id = tid + i * kThreads;  // eight consecutive threads copy one row's 128 bytes
-      const int m = id / 8;
-      const int c = id % 8;
-      const int in_k = min(max(K - k0 - 4 * c, 0), 4);
-      const int floats = m < rem_m ? in_k : 0;
-      const float* src = floats > 0 ? A + static_cast<long long>(m0 + m) * lda + k0 + 4 * c : A;
-      copy_async(a_tile + a_chunk_offset(m, c), src, floats * 4);
+    for (int s = 0; s < STAGES; ++s) {
+      init_barrier(full0 + 8 * s, 128);              // every producer thread hands over
+      init_barrier(empty0 + 8 * s, kGroups * 4);     // lane 0 of every consumer warp
     }
-#pragma unroll
-    for (int i = 0; i < kBCopies; ++i) {
-      const int id = tid + i * kThreads;
-      const int k = id / (BN / 4);
-      const int n = (id % (BN / 4)) * 4;
-      const int floats = k < K - k0 ? min(max(rem_n - n, 0), 4) : 0;
-      const float* src = floats > 0 ? B + static_cast<long long>(k0 + k) * ldb + n0 + n : B;
-      copy_async(b_tile + 4 * b_tile_index(k, n, BN), src, floats * 4);
-    }
-  };
+  }
+  __syncthreads();
 
-  // Rounds stage `stage`'s A tile to TF32 in place (big) and, with SPLIT 3, writes what that
-  // leaves, rounded (small), to small plane `plane` at the same offset. Elementwise, so the
-  // swizzle does not matter: linear 16-byte accesses, free of bank conflicts.
-  auto convert_a = [&](int stage, int plane) {
-    float4* const big = reinterpret_cast<float4*>(smem + stage * kStageBytes);
-    float4* const small =
-        reinterpret_cast<float4*>(smem + STAGES * kStageBytes + plane * kATileBytes);
+  if (group == kProducer) {
+    // The producer: copies tiles into the ring, STAGES - 2 in flight past the one it hands
+    // over; rounds or splits A when the precision needs it; hands each tile over on its stage's
+    // full barrier, and reuses a stage once its empty barrier says every consumer is done.
+    if (kGroups == 2) registers_down<40>();
+    const int ptid = tid - kProducer * 128;
+    // This thread's copies: of A, the 16-byte chunk a_c of the rows a_r0 + 16 i (eight
+    // consecutive threads copy one row's 128 bytes); of B, the 4 floats at b_n of the rows
+    // b_k0 + kBRowStep i. The loops are not unrolled and walk running pointers, so the producer
+    // holds a few registers instead of one address per copy (it runs on 40 of them).
+    constexpr int kBRowStep = 128 / (BN / 4);
+    const int a_c = ptid % 8, a_r0 = ptid / 8;
+    const int b_n = (ptid % (BN / 4)) * 4, b_k0 = ptid / (BN / 4);
+    const long long a_step = 16 * lda, b_step = kBRowStep * ldb;
+    const float* const a_first = A + static_cast<long long>(m0 + a_r0) * lda + 4 * a_c;
+    const float* const b_first = B + static_cast<long long>(b_k0) * ldb + n0 + b_n;
+    const unsigned a_dst0 = a_chunk_offset(a_r0, a_c);
+    const unsigned b_dst0 = 4 * b_tile_index(b_k0, b_n, BN);
+    const int b_in_n = min(max(rem_n - b_n, 0), 4);
+    auto load_tile = [&](int stage, int k0) {
+      const unsigned a_tile = base + stage * kStageBytes;
+      const unsigned b_tile = a_tile + kATileBytes + kSmallBytes;
+      const int a_in_k = min(max(K - k0 - 4 * a_c, 0), 4);
+      const float* a_src = a_first + k0;
 #pragma unroll
-    for (int i = 0; i < kACopies; ++i) {
-      const int id = tid + i * kThreads;
-      const float4 x = big[id];
-      const float4 hi = make_float4(to_tf32(x.x), to_tf32(x.y), to_tf32(x.z), to_tf32(x.w));
-      big[id] = hi;
+      for (int i = 0; i < kACopies; ++i, a_src += a_step) {
+        const int floats = a_r0 + 16 * i < rem_m ? a_in_k : 0;
+        // 16 rows on, the same chunk: (m + 16) % 8 == m % 8, so the swizzle is the same.
+        copy_async(a_tile + a_dst0 + i * 16 * 128, floats > 0 ? a_src : A, floats * 4);
+      }
+      const float* b_src = b_first + static_cast<long long>(k0) * ldb;
+#pragma unroll
+      for (int i = 0; i < kBCopies; ++i, b_src += b_step) {
+        const int floats = b_k0 + kBRowStep * i < K - k0 ? b_in_n : 0;
+        copy_async(b_tile + b_dst0 + i * 4 * b_tile_index(kBRowStep, 0, BN), floats > 0 ? b_src : B,
+                   floats * 4);
+      }
+    };
+    // With SPLIT 3, writes the small parts of the A tile of `stage` to the stage's small plane at
+    // the same offsets: small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
+    // bits cleared) is the TF32 value the tensor core reads from the raw tile as big. Elementwise,
+    // so the swizzle does not matter: linear 16-byte accesses, free of bank conflicts.
+    auto split_a = [&](int stage) {
 #if SPLIT == 3
-      small[id] = make_float4(to_tf32(x.x - hi.x), to_tf32(x.y - hi.y), to_tf32(x.z - hi.z),
-                              to_tf32(x.w - hi.w));
+      const float4* const big = reinterpret_cast<const float4*>(smem + stage * kStageBytes);
+      float4* const small = reinterpret_cast<float4*>(smem + stage * kStageBytes + kATileBytes);
+#pragma unroll
+      for (int i = 0; i < kACopies; ++i) {
+        const int id = ptid + i * 128;
+        const float4 x = big[id];
+        small[id] = make_float4(to_tf32(x.x - truncate_to_tf32(x.x)),
+                                to_tf32(x.y - truncate_to_tf32(x.y)),
+                                to_tf32(x.z - truncate_to_tf32(x.z)),
+                                to_tf32(x.w - truncate_to_tf32(x.w)));
+      }
 #else
-      (void)small;
+      (void)stage;
 #endif
+    };
+    // Hands tile u over: this thread's copies of it have landed (the caller waited), then with
+    // a conversion every producer thread's have, then the writes are ordered before the
+    // wgmmas' reads (async proxy) and the full barrier releases them to the consumers.
+    auto hand_over = [&](int u) {
+      if (SPLIT == 3) {
+        sync_producer();
+        split_a(u % STAGES);
+      }
+      fence_for_wgmma();
+      arrive(full0 + 8 * (u % STAGES));
+    };
+    for (int t = 0; t < k_tiles; ++t) {
+      const int stage = t % STAGES;
+      // The stage's previous tile, t - STAGES, is done in every consumer warp.
+      if (t >= STAGES) wait_barrier(empty0 + 8 * stage, ((t / STAGES) + 1) & 1);
+      load_tile(stage, t * BK);
+      commit_copies();
+      if (t >= kAhead) {
+        wait_for_copies<kAhead>();
+        hand_over(t - kAhead);
+      }
     }
-  };
+    wait_for_copies<0>();
+    for (int u = max(k_tiles - kAhead, 0); u < k_tiles; ++u) hand_over(u);
+    return;
+  }
+
+  // The consumers.
+  if (kGroups == 2) registers_up<232>();
 
   // This thread's fragment rows 16 warp + lane / 4 (+ 8) are the block's columns n_frag (+ 1).
   const int n_frag = 64 * group + c_column_of_row(fragment_row(warp, lane, 0));
@@ -411,7 +499,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // (k + 4, n_frag..+1) of the raw B tile with k = 8 s + lane % 4, i.e. a[0], a[1] and a[2], a[3].
   auto load_fragments = [&](int stage, Fragments& f) {
     const float* const b_tile =
-        reinterpret_cast<const float*>(smem + stage * kStageBytes + kATileBytes);
+        reinterpret_cast<const float*>(smem + stage * kStageBytes + kATileBytes + kSmallBytes);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const int k_lo = 8 * s + fragment_k(lane, 0), k_hi = 8 * s + fragment_k(lane, 2);
@@ -429,23 +517,15 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
   };
 
-  const int k_tiles = (K + BK - 1) / BK;
-  // Readies tile t: its copies have landed (and the stage STAGES - 2 tiles ahead is free: its
-  // wgmmas, two tiles back, are done in every warpgroup), the next copies are issued, A is split
-  // or rounded (kConvertA), and this thread's fragments are loaded into `f`.
+  // Readies tile t: waits until the producer has handed it over, and loads this thread's
+  // fragments into `f`.
   auto prepare = [&](int t, Fragments& f) {
-    wait_for_prepared_tile();
-    fence_for_wgmma();
-    __syncthreads();
-    const int ahead = t + STAGES - 2;
-    if (ahead < k_tiles) load_tile(ahead % STAGES, ahead * BK);
-    commit_copies();  // one group per tile, empty past the last, so the wait count stays exact
-    if (kConvertA) {
-      convert_a(t % STAGES, t % 2);
-      fence_for_wgmma();
-      __syncthreads();
-    }
+    wait_barrier(full0 + 8 * (t % STAGES), (t / STAGES) & 1);
     load_fragments(t % STAGES, f);
+  };
+  // Tile t's wgmmas are done in this warp: its stage may be refilled once every warp says so.
+  auto release = [&](int t) {
+    if (lane == 0) arrive(empty0 + 8 * (t % STAGES));
   };
 
   // The first wgmma of a sum ignores what its accumulators hold (scale-d 0), so they are set to
@@ -471,7 +551,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #endif
     const unsigned a_big = base + (t % STAGES) * kStageBytes;
 #if SPLIT == 3
-    const unsigned a_small = base + STAGES * kStageBytes + (t % 2) * kATileBytes;
+    const unsigned a_small = a_big + kATileBytes;
 #endif
     pin(d);
     wgmma_fence();
@@ -500,10 +580,12 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     multiply(t, f, first);
 #if !PROMOTE
     wgmma_wait<1>();
+    if (t > 0) release(t - 1);
 #endif
     if (t + 1 < k_tiles) prepare(t + 1, next);
 #if PROMOTE
     wgmma_wait<0>();
+    release(t);
     pin(part);
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
@@ -511,11 +593,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #endif
   };
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 2; ++s) {
-    if (s < k_tiles) load_tile(s, s * BK);
-    commit_copies();
-  }
   // Two fragment buffers, alternating by tile: the loop goes two tiles at a time so that each
   // buffer stays the same registers, and branches only where no wgmma is in flight (the merge of
   // a branch may copy the accumulators, which ptxas would count as touching them mid-pipeline).
