@@ -524,7 +524,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     load_fragments(t % STAGES, f);
   };
   // Tile t's wgmmas are done in this warp: its stage may be refilled once every warp says so.
+  // __syncwarp orders every lane's fragment loads from the stage before lane 0's arrival (a
+  // release), and so before the producer's copies that follow its wait (an acquire).
   auto release = [&](int t) {
+    __syncwarp();
     if (lane == 0) arrive(empty0 + 8 * (t % STAGES));
   };
 
