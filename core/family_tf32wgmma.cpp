@@ -1,9 +1,12 @@
 // The tf32wgmma family (kernel_templates/tf32wgmma.cu): TF32 SGEMM on Hopper's wgmma for the
 // precision modes high (SPLIT 3, 3xTF32) and medium (SPLIT 1), compute capability 9.0 exactly
-// (wgmma is an sm_90a feature: the family is arch_specific). The space is four block tiles of one
-// or two warpgroups, two pipelines (BK 16 in 4 raw stages, BK 32 in 2: about the same bytes in
-// flight, within 227 KiB of shared memory with the two plane buffers) and both splits, high
-// without the 256-wide tile; tests/test_variant_names.cpp pins its size.
+// (wgmma is an sm_90a feature: the family is arch_specific). The kernel computes C^T = B^T A^T:
+// BM (wgmma's N: 64, 128, 256) rows of C per block, BN / 64 consumer warpgroups of 64 columns
+// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), STAGES 3 or 4 cp.async tiles. The space: two-warpgroup tiles (BN
+// 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large tiles would leave SMs
+// idle on, both splits, high without BM 256 (its partial sums beside the accumulators would not
+// fit in registers), so that every high variant has a medium twin; tests/test_variant_names.cpp
+// pins its size.
 #include <string>
 
 #include "family_registry.hpp"
@@ -16,30 +19,19 @@ struct WgmmaTiles {
   explicit WgmmaTiles(const Variant& v)
       : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
         split(v.param("sp")) {}
-  int threads() const { return bm / 64 * 128; }
+  int threads() const { return (bn / 64 + 1) * 128; }  // consumers and the producer
 };
-
-// The block tiles the space holds: 128x128 and 128x256 (two warpgroups) for large C, 128x64 and
-// 64x128 for C that larger tiles would leave SMs idle on.
-bool listed_tile(const WgmmaTiles& t) {
-  struct Tile {
-    int bm, bn;
-  };
-  constexpr Tile kTiles[] = {{128, 128}, {128, 256}, {128, 64}, {64, 128}};
-  for (const Tile& k : kTiles)
-    if (k.bm == t.bm && k.bn == t.bn) return true;
-  return false;
-}
 
 std::size_t tf32wgmma_shared_bytes(const Variant& v) {
   const WgmmaTiles t(v);
   const auto bm = static_cast<std::size_t>(t.bm), bn = static_cast<std::size_t>(t.bn),
-             bk = static_cast<std::size_t>(t.bk);
-  // The template's raw stages, A [BM][BK + 4] and B [BK][BN], then two buffers of planes, BM x BK
-  // and BN x BK each, one per split part.
-  const std::size_t raw = static_cast<std::size_t>(t.stages) * (bm * (bk + 4) + bk * bn);
-  const std::size_t planes = 2 * (t.split == 3 ? 2u : 1u) * (bm + bn) * bk;
-  return (raw + planes) * sizeof(float);
+             bk = static_cast<std::size_t>(t.bk), stages = static_cast<std::size_t>(t.stages);
+  // The template's stages, each an A tile of BM rows x BK floats, with SPLIT 3 a plane of A's
+  // small parts as large, and a B tile of BK rows x (BN + 8) floats; two 8-byte barriers per
+  // stage; and 1 KiB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
+  const std::size_t a_planes = t.split == 3 ? 2 : 1;
+  const std::size_t stage_floats = a_planes * bm * bk + bk * (bn + 8);
+  return stages * (stage_floats * sizeof(float) + 2 * 8) + 1024;
 }
 
 // The most dynamic shared memory a block may opt in to on every compute capability 9.0 device.
@@ -47,13 +39,17 @@ constexpr std::size_t kSm90SharedOptIn = 227 * 1024;
 
 std::string check_tf32wgmma(const Variant& v) {
   const WgmmaTiles t(v);
-  if (!listed_tile(t)) return "the block tile must be one of 128x128, 128x256, 128x64, 64x128";
-  if (!((t.bk == 16 && t.stages == 4) || (t.bk == 32 && t.stages == 2)))
-    return "the pipeline is BK 16 in 4 stages or BK 32 in 2";
-  // SPLIT 3's promotion keeps a partial sum beside the accumulators: BN floats per thread.
-  if (t.split == 3 && t.bn > 128) return "SPLIT 3 only with tiles up to 128 wide";
+  if (t.bk != 32) return "BK is 32: one 128-byte swizzle row of K";
+
+  if (t.bm == 256 && t.split == 3)
+    return "SPLIT 3 only up to BM 128: its partial sums double the BM / 2 accumulators";
+  // Two warpgroups for BM 256: one alone would hold 128 accumulators and wait on one stream of
+  // loads.
+  if (t.bm == 256 && t.bn != 128) return "BM 256 only with BN 128";
+  // Three stages for the two-warpgroup tiles, where a block fills an SM; the others keep 4.
+  if (t.stages == 3 && t.bn != 128) return "3 stages only with BN 128";
   if (tf32wgmma_shared_bytes(v) > kSm90SharedOptIn)
-    return "the stages and planes exceed the 227 KiB of shared memory of compute capability 9.0";
+    return "the stages exceed the 227 KiB of shared memory of compute capability 9.0";
   return {};
 }
 
@@ -73,8 +69,8 @@ Family tf32wgmma_family() {
   Family f;
   f.name = "tf32wgmma";
   f.template_file = "tf32wgmma.cu";
-  f.params = {{"bm", "BM", {64, 128}},  {"bn", "BN", {64, 128, 256}}, {"bk", "BK", {16, 32}},
-              {"st", "STAGES", {2, 4}}, {"sp", "SPLIT", {1, 3}}};
+  f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
+              {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;

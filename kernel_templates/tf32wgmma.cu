@@ -1,52 +1,126 @@
 // tf32wgmma: SGEMM on Hopper's warpgroup tensor-core instruction, wgmma.mma_async, with TF32
 // inputs, for the precision modes `high` and `medium` (tilemm/precision.hpp). Compiled for sm_90a
 // only (wgmma is an architecture-specific feature; the family says so and NVRTC gets
-// --gpu-architecture=sm_90a). Over tf32mma's mma.sync it adds (docs/kernels.md):
-//  - wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 with N = BN: a warpgroup (128 threads)
-//    owns 64 rows x BN columns of C and multiplies them with one asynchronous instruction per k8
-//    step, both operands read by the tensor cores straight from shared memory through matrix
-//    descriptors; BM / 64 warpgroups per block, each with its own 64 rows.
-//  - Operand planes. TF32 wgmma takes shared-memory operands only K-major (no transpose for
-//    32-bit types). A (M x K, row-major) is K-major already; B (K x N, row-major, N contiguous) is
-//    N-major, so it is transposed on chip. Both arrive by cp.async in their global layout into a
-//    STAGES-deep ring of raw tiles, and one conversion pass per K tile writes them as "planes" in
-//    the canonical no-swizzle K-major layout: 8 rows x 16 bytes core matrices (8 x 4 floats, 128
-//    contiguous bytes), the K-adjacent core matrices 128 bytes apart (the descriptor's leading
-//    byte offset), the next 8 rows BK * 32 bytes on (its stride byte offset). The same pass
-//    rounds each input to TF32 with cvt.rna (SPLIT 1, medium: the hardware would otherwise
-//    truncate), or splits it into big = tf32(x) and small = tf32(x - big) planes (SPLIT 3, high,
-//    3xTF32: small_a big_b + big_a small_b + big_a big_b per k8 step, small_a small_b omitted):
-//    on chip, with no extra pass over global memory.
-//  - Two plane buffers: the conversion of K tile kt + 1 runs on the CUDA cores while the
-//    wgmmas of tile kt run on the tensor cores.
+// --gpu-architecture=sm_90a). What it does (docs/kernels.md has the reasons):
+//  - Roles swapped: it computes C^T = B^T A^T. TF32 wgmma reads shared-memory operands only
+//    K-major, and of row-major C = A B only A's tile is K-major. So wgmma's B operand is A^T
+//    (K x BM), described in place: A tiles land by cp.async straight in the 128-byte-swizzled
+//    K-major layout of the descriptor (BK = 32 floats = one 128-byte row per m), and nothing
+//    moves them again. wgmma's A operand (64 x 8 per k8 step) is B^T, which may come from
+//    registers in any layout its threads load: each thread reads its fragment from the raw,
+//    row-padded B tile with two 8-byte loads per k8 step (the transposition is in the choice of
+//    words, and bank-conflict free). Each warpgroup owns 64 columns of C (BN / 64 warpgroups)
+//    and all BM rows (wgmma's N = BM): m64n<BM>k8, BM / 2 accumulators per thread, which are C
+//    elements with the roles swapped back in the epilogue.
+//  - Precision on chip. B, the register operand, is rounded with cvt.rna (SPLIT 1, medium) or
+//    split in registers into big = rna(x) and small = rna(x - big) (SPLIT 3, high: 3xTF32). A,
+//    the shared operand, goes raw: the tensor core reads an FP32 value as TF32 by dropping its 13
+//    low mantissa bits, so A's big part is that truncation, free. With SPLIT 3 one pass over each
+//    A tile writes small = rna(x - trunc(x)) to a plane beside it, and each k8 step is
+//    small_b big_a + big_b small_a + big_b big_a (small_b small_a omitted). The bounds this gives
+//    (truncated A, rounded B) are tuner/error_bound.cpp's, derived in docs/kernels.md.
+//  - Warp-specialized pipeline: a producer warpgroup copies K tiles by cp.async into a
+//    STAGES-deep ring (STAGES - 2 in flight past the one it hands over), splits A with SPLIT 3,
+//    and hands each tile over on the stage's `full` mbarrier; the BN / 64 consumer warpgroups
+//    only load their B^T fragments, issue wgmmas and free a stage on its `empty` mbarrier once
+//    their wgmmas that read it are done. setmaxnreg moves registers from the producer to the
+//    consumers' accumulators. Register fragments are double-buffered so the next tile's loads
+//    overlap the wgmmas of this one.
 //  - PROMOTE 1 (the default with SPLIT 3): the tensor core's accumulation aligns and truncates
 //    instead of rounding to nearest, so the wgmmas of one K tile accumulate a partial sum started
 //    from zero (scale-d 0 on the tile's first wgmma), and after the tile the partial is added to
-//    the running sum with FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM, here
-//    every BK / 8 k8 steps). It costs BN / 2 more registers per thread and a wait for the tile's
-//    wgmmas before the next tile's may start. PROMOTE 0 accumulates in the wgmmas.
+//    the running sum with FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM,
+//    every BK / 8 k8 steps). It costs BM / 2 registers and a wait for the tile's wgmmas before
+//    the next tile's may start. PROMOTE 0 accumulates in the wgmmas.
 // Edge tiles load zeros (cp.async's src-size zero-fills what lies outside A or B) and guard their
 // stores, so every M, N, K >= 0 is correct. 16-byte copies: alignment class 4 (A, B, C 16-byte
 // aligned, lda, ldb, ldc multiples of 4). beta == 0 never reads C.
 // Non-finite inputs: with SPLIT 3 an infinite input gives NaN where FP32 gives +-inf (its small
 // part is inf - inf); SPLIT 1 keeps FP32's inf and NaN.
+
+// ---------------------------------------------------------------------------------------------
+// The index maps: every placement of an element in shared memory or in a register, in one place.
+// They depend on no macro, and a host compiler can read them too: tests/test_tf32wgmma_family.cpp
+// includes this file with TILEMM_TF32WGMMA_INDEX_MAPS_ONLY and checks them (bijections, the
+// swizzle the descriptor reads, bank conflicts) without a GPU.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TILEMM_INDEX_MAP __device__ __forceinline__ constexpr
+#else
+#define TILEMM_INDEX_MAP inline constexpr
+#endif
+
+namespace tf32wgmma_maps {
+
+// The register fragment of wgmma's A operand, .tf32 m64nNk8 (PTX ISA, "Register Fragments and
+// Shared Memory Matrix Layouts", the figure of matrix A for .tf32; CUTLASS's ALayout_64x8 says
+// the same): the warpgroup's 64 x 8 is four warps' 16 x 8 slices, and lane l of warp w holds
+// a[v] at row 16 w + l / 4 + 8 (v % 2), column (k) l % 4 + 4 (v / 2).
+TILEMM_INDEX_MAP int fragment_row(int warp, int lane, int v) {
+  return 16 * warp + lane / 4 + 8 * (v % 2);
+}
+TILEMM_INDEX_MAP int fragment_k(int lane, int v) { return lane % 4 + 4 * (v / 2); }
+
+// The accumulators of m64nNk8 with .f32 (PTX ISA, the figure of matrix D; CUTLASS's
+// CLayout_64xN): lane l of warp w holds d[i] at row 16 w + l / 4 + 8 ((i / 2) % 2), column
+// 8 (i / 4) + 2 (l % 4) + i % 2.
+TILEMM_INDEX_MAP int accumulator_row(int warp, int lane, int i) {
+  return 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+}
+TILEMM_INDEX_MAP int accumulator_column(int lane, int i) {
+  return 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+}
+
+// Which column of C (of the warpgroup's 64) a row of wgmma's A and D stands for. Any
+// permutation is correct as long as the fragments and the epilogue use the same one; this one
+// puts the rows g and g + 8 a thread holds on adjacent columns 2 g, 2 g + 1 of its warp's 16, so
+// each thread loads its fragment with 8-byte loads and stores C two adjacent floats at a time.
+TILEMM_INDEX_MAP int c_column_of_row(int row) {
+  return (row / 16) * 16 + 2 * (row % 8) + (row % 16) / 8;
+}
+
+// The raw B tile: BK rows of K, each BN floats of N plus 8 of padding. The padding puts the rows
+// k and k + 1 8 banks apart, so the four k (lane % 4) and eight column pairs (lane / 4) of a
+// half-warp's 8-byte fragment loads cover the 32 banks once.
+TILEMM_INDEX_MAP int b_row_floats(int bn) { return bn + 8; }
+TILEMM_INDEX_MAP int b_tile_index(int k, int n, int bn) { return k * b_row_floats(bn) + n; }
+
+// The A tile in the canonical K-major layout with the 128-byte swizzle (PTX ISA, "Shared Memory
+// Matrix Layout", K-major, 128B swizzling mode; CUTLASS's Layout_K_SW128_Atom): row m (of BM) is
+// 128 bytes = 32 floats of K, and its 16-byte chunk c is stored at chunk c ^ (m % 8). Rows are
+// 128 bytes apart, so eight rows (one swizzle atom, 1024 bytes) are the descriptor's stride byte
+// offset; the leading byte offset is unused with K within one swizzle row. The byte offset of
+// chunk c of row m, from a 1024-byte aligned tile:
+TILEMM_INDEX_MAP int a_chunk_offset(int m, int c) { return m * 128 + 16 * (c ^ (m % 8)); }
+
+// What the tensor core does with a 128-byte swizzled address: it XORs bits 4-6 (the 16-byte
+// chunk) with bits 7-9 (the row within the 1024-byte atom), which is why tiles start
+// 1024-byte aligned and why a k8 step (32 bytes on) is addressed by adding 32 s to the start
+// address of the descriptor.
+TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
+  return byte_offset ^ (((byte_offset >> 7) & 7) << 4);
+}
+
+}  // namespace tf32wgmma_maps
+
+#ifndef TILEMM_TF32WGMMA_INDEX_MAPS_ONLY
+// ---------------------------------------------------------------------------------------------
 #ifndef TILEMM_KERNEL_NAME
 #define TILEMM_KERNEL_NAME tf32wgmma
 #endif
 #ifndef BM
-#define BM 128
+#define BM 256
 #endif
 #ifndef BN
 #define BN 128
 #endif
 #ifndef BK
-#define BK 16
+#define BK 32
 #endif
 #ifndef STAGES
 #define STAGES 4
 #endif
 #ifndef SPLIT
-#define SPLIT 3
+#define SPLIT 1
 #endif
 #ifndef PROMOTE
 #if SPLIT == 3
@@ -58,38 +132,32 @@
 
 namespace {
 
-constexpr int kGroups = BM / 64;           // consumer warpgroups, 64 rows of C each
-constexpr int kThreads = kGroups * 128;
-constexpr int kAcc = BN / 2;               // accumulator floats per thread: 64 x BN / 128
-constexpr int kPlanes = SPLIT == 3 ? 2 : 1;  // big (and small) per operand
-constexpr int kChunks = BK / 4;            // 16-byte chunks of K per row
-// Raw tiles as they arrive: A [BM][BK + 4] (the padding spreads the conversion's reads of 8 rows
-// over distinct banks), B [BK][BN].
-constexpr int kLdA = BK + 4;
-constexpr int kRawA = BM * kLdA;
-constexpr int kRawStage = kRawA + BK * BN;
-// Planes, in floats: a row r, column k of a K-major plane is at
-// (r / 8) * kStrideFloats + (k / 4) * 32 + (r % 8) * 4 + k % 4.
-constexpr int kStrideFloats = kChunks * 32;
-constexpr int kPlaneA = BM * BK;
-constexpr int kPlaneB = BN * BK;
-constexpr int kPlaneSet = kPlanes * (kPlaneA + kPlaneB);  // one buffer's planes
-constexpr int kACopies = BM * kChunks / kThreads;         // cp.async per thread per K tile
-constexpr int kBCopies = BK * BN / 4 / kThreads;
-constexpr int kAConverts = BM * kChunks / kThreads;       // float4 conversions per thread
-constexpr int kBConverts = BN * kChunks / kThreads;
+using namespace tf32wgmma_maps;
 
-static_assert(BM == 64 || BM == 128, "BM is one (64) or two (128) warpgroups of 64 rows");
-static_assert(BN == 64 || BN == 128 || BN == 256, "BN is a wgmma N of 64, 128 or 256");
-static_assert(BK == 16 || BK == 32, "BK is 16 or 32 (two or four k8 steps per K tile)");
-static_assert(STAGES >= 2 && STAGES <= 4, "STAGES is 2, 3 or 4");
+constexpr int kGroups = BN / 64;           // consumer warpgroups, 64 columns of C each
+constexpr int kThreads = (kGroups + 1) * 128;  // and one producer warpgroup
+constexpr int kProducer = kGroups;         // the producer's warpgroup index
+constexpr int kAcc = BM / 2;               // accumulators per thread: 64 x BM / 128
+constexpr int kSteps = BK / 8;             // k8 steps (wgmmas per split part) per K tile
+constexpr int kAhead = STAGES - 2;         // tiles the producer has in flight past the one it hands over
+// Shared memory, in bytes from a 1024-byte aligned base: STAGES x (A tile, with SPLIT 3 the
+// plane of A's small parts, B tile).
+constexpr int kATileBytes = BM * 128;
+constexpr int kSmallBytes = SPLIT == 3 ? kATileBytes : 0;
+constexpr int kBTileBytes = BK * b_row_floats(BN) * 4;
+constexpr int kStageBytes = kATileBytes + kSmallBytes + kBTileBytes;
+constexpr int kACopies = BM * 8 / 128;       // 16-byte cp.async per producer thread per A tile
+constexpr int kBCopies = BK * BN / 4 / 128;  // and per B tile
+static_assert(BK == 32, "BK is 32 floats: one 128-byte swizzle row of K per row of A");
+static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 256");
+static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
+static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4 (STAGES - 2 tiles in flight)");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
 static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
-static_assert((BM * kChunks) % kThreads == 0 && (BK * BN / 4) % kThreads == 0 &&
-                  (BN * kChunks) % kThreads == 0,
-              "the tiles must split evenly into the block's copies and conversions");
-static_assert(kRawStage * 4 % 1024 == 0 && kPlaneA * 4 % 1024 == 0 && kPlaneB * 4 % 1024 == 0,
-              "every plane starts 1024-byte aligned");
+static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
+              "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
+static_assert((BM * 8) % 128 == 0 && (BK * BN / 4) % 128 == 0,
+              "the tiles split evenly into the producer's 16-byte copies");
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -106,10 +174,53 @@ __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
-// Waits until at most STAGES - 2 committed groups are still in flight.
-__device__ __forceinline__ void wait_for_oldest_stage() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
+// Waits until at most N committed groups of this thread's copies are in flight.
+template <int N>
+__device__ __forceinline__ void wait_for_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+// The stage barriers (mbarrier objects in shared memory): `full` completes a phase when the
+// producer has handed a tile over, `empty` when every consumer warp is done reading it.
+__device__ __forceinline__ void init_barrier(unsigned bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits for the completion of the barrier's phase of parity `parity`.
+__device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// The producer's threads alone (named barrier 1; __syncthreads is barrier 0).
+__device__ __forceinline__ void sync_producer() {
+  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+// Moves registers from the producer, which needs few, to the consumers, whose accumulators need
+// many (sm_90a): a block of three warpgroups gets 65536 / 384 registers per thread otherwise.
+template <int N>
+__device__ __forceinline__ void registers_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void registers_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+#if SPLIT == 3
+// What the tensor core makes of an FP32 value in a TF32 operand: the 13 low mantissa bits dropped.
+__device__ __forceinline__ float truncate_to_tf32(float x) {
+  return __uint_as_float(__float_as_uint(x) & 0xFFFFE000u);
+}
+#endif
 
 __device__ __forceinline__ float to_tf32(float x) {
   unsigned r;
@@ -117,19 +228,22 @@ __device__ __forceinline__ float to_tf32(float x) {
   return __uint_as_float(r);
 }
 
-// The shared-memory matrix descriptor of a K-major, unswizzled operand whose first core matrix
-// is at `plane`: start address, leading byte offset (the next 4 floats of K: 128 bytes on),
-// stride byte offset (the next 8 rows), each in 16-byte units; base offset and swizzle 0.
-__device__ __forceinline__ unsigned long long descriptor(const float* plane) {
-  const unsigned long long start = (shared_address(plane) & 0x3FFFF) >> 4;
-  constexpr unsigned long long kLeading = 128 >> 4;
-  constexpr unsigned long long kStride = (kStrideFloats * 4) >> 4;
-  return start | (kLeading << 16) | (kStride << 32);
+// The shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format") of a K-major A tile
+// with the 128-byte swizzle whose k8 step starts at `step`: start address, leading byte offset
+// (unused with this layout: 1, as CUTLASS writes it), stride byte offset 1024 (the next eight
+// rows), each in 16-byte units; base offset 0 (the tile is 1024-byte aligned); bits 62-63 the
+// swizzle mode, 1 = 128 bytes.
+__device__ __forceinline__ unsigned long long descriptor(unsigned step) {
+  const unsigned long long start = (step & 0x3FFFF) >> 4;
+  constexpr unsigned long long kLeading = 1;
+  constexpr unsigned long long kStride = 1024 >> 4;
+  return start | (kLeading << 16) | (kStride << 32) | (1ull << 62);
 }
 
-// Orders the generic-proxy stores of this thread to shared memory before later reads of the same
-// memory by wgmma (the async proxy).
-__device__ __forceinline__ void fence_planes_for_wgmma() {
+// Orders this thread's generic-proxy writes to shared memory (cp.async's, the split's) before
+// later reads of the same memory by wgmma (the async proxy); a barrier then extends it to the
+// block.
+__device__ __forceinline__ void fence_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
@@ -154,60 +268,69 @@ __device__ __forceinline__ void pin(float (&d)[kAcc]) {
   for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// d (64 x BN of C, this warpgroup's) = A * B + (accumulate ? d : 0), one k8 step: A from the
-// descriptor `desc_a` (64 rows x 8 of K), B from `desc_b` (BN rows of N x 8 of K).
-#if BN == 64
-__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long desc_a,
+// One K tile's register operands: B^T's 64 x 8 per k8 step, as TF32 bit patterns, big (rounded
+// to nearest) and with SPLIT 3 small (the rounded remainder).
+struct Fragments {
+  unsigned big[kSteps][4];
+#if SPLIT == 3
+  unsigned small[kSteps][4];
+#endif
+};
+
+// d (this warpgroup's 64 columns of C x BM rows, transposed) = a * B-operand + (accumulate ? d
+// : 0), one k8 step: a the register fragment (64 x 8 of B^T), desc_b the A tile's descriptor
+// (8 of K x BM).
+#if BM == 64
+__device__ __forceinline__ void wgmma(float (&d)[32], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+      "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
       : "memory");
 }
 #endif
 
-#if BN == 128
-__device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long desc_a,
+#if BM == 128
+__device__ __forceinline__ void wgmma(float (&d)[64], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+        "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
       : "memory");
 }
 #endif
 
-#if BN == 256
-__device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long desc_a,
+#if BM == 256
+__device__ __forceinline__ void wgmma(float (&d)[128], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
@@ -217,230 +340,306 @@ __device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long desc_a
       "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
       "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
       "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-        "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-        "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
-        "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
-        "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
-        "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
-        "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
-        "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+      "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+        "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+        "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]),
+        "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+        "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
       : "memory");
 }
 #endif
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
-  // Dynamic, above the 48 KiB static limit (the loader opts in). [STAGES] raw tiles, then two
-  // plane buffers, each A big, (A small,) B big, (B small,).
-  extern __shared__ __align__(1024) float4 smem4[];
-  float* const raw = reinterpret_cast<float*>(smem4);
-  float* const planes = raw + STAGES * kRawStage;
+  // Dynamic, above the 48 KiB static limit (the loader opts in), and 1 KiB more than the tiles
+  // and barriers need so the tiles can start on a 1024-byte boundary whatever the base.
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned raw_base = shared_address(smem_raw);
+  const unsigned base = (raw_base + 1023u) & ~1023u;
+  unsigned char* const smem = smem_raw + (base - raw_base);
+  // The stage barriers lie past the ring: STAGES full, then STAGES empty, 8 bytes each.
+  const unsigned full0 = base + STAGES * kStageBytes;
+  const unsigned empty0 = full0 + 8 * STAGES;
 
   const int tid = threadIdx.x;
-  const int group = tid / 128;  // this thread's warpgroup: rows 64 * group.. of the block tile
+  const int group = tid / 128;  // this thread's warpgroup: consumers 0.., the producer last
+  const int warp = (tid % 128) / 32;
+  const int lane = tid % 32;
   const int m0 = blockIdx.y * BM;
   const int n0 = blockIdx.x * BN;
   // Remaining extents instead of m0 + row < M: no int overflow for M or N near 2^31.
   const int rem_m = M - m0;
   const int rem_n = N - n0;
+  const int k_tiles = (K + BK - 1) / BK;
 
-  // Issues the copies of K tile `k0` into raw stage `stage`; what lies outside A or B is
-  // zero-filled, so the wgmmas of an edge tile add zeros.
-  auto load_tile = [&](int stage, int k0) {
-    float* const as = raw + stage * kRawStage;
-    float* const bs = as + kRawA;
+  if (tid == 0) {
 #pragma unroll
-    for (int i = 0; i < kACopies; ++i) {
-      const int id = tid + i * kThreads;
-      const int r = id / kChunks;
-      const int c = (id % kChunks) * 4;
-      const int in_k = min(max(K - k0 - c, 0), 4);
-      const int floats = r < rem_m ? in_k : 0;
-      const float* src = floats > 0 ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
-      copy_async(shared_address(as + r * kLdA + c), src, floats * 4);
+    for (int s = 0; s < STAGES; ++s) {
+      init_barrier(full0 + 8 * s, 128);              // every producer thread hands over
+      init_barrier(empty0 + 8 * s, kGroups * 4);     // lane 0 of every consumer warp
     }
-#pragma unroll
-    for (int i = 0; i < kBCopies; ++i) {
-      const int id = tid + i * kThreads;
-      const int r = id / (BN / 4);
-      const int c = (id % (BN / 4)) * 4;
-      const int floats = r < K - k0 ? min(max(rem_n - c, 0), 4) : 0;
-      const float* src = floats > 0 ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
-      copy_async(shared_address(bs + r * BN + c), src, floats * 4);
-    }
-  };
+  }
+  __syncthreads();
 
-  // Writes raw stage `stage` as the K-major planes of buffer `buffer`: rounded to TF32, or split
-  // into big and small. Each float4 written is one row of one core matrix.
-  auto convert_tile = [&](int stage, int buffer) {
-    const float* const as = raw + stage * kRawStage;
-    const float* const bs = as + kRawA;
-    float* const a_big = planes + buffer * kPlaneSet;
-    float* const b_big = a_big + kPlanes * kPlaneA;
-    auto store = [](float* big, int plane_floats, int at, float4 x) {
-      const float4 hi = make_float4(to_tf32(x.x), to_tf32(x.y), to_tf32(x.z), to_tf32(x.w));
-      *reinterpret_cast<float4*>(big + at) = hi;
+  if (group == kProducer) {
+    // The producer: copies tiles into the ring, STAGES - 2 in flight past the one it hands
+    // over; rounds or splits A when the precision needs it; hands each tile over on its stage's
+    // full barrier, and reuses a stage once its empty barrier says every consumer is done.
+    if (kGroups == 2) registers_down<40>();
+    const int ptid = tid - kProducer * 128;
+    // This thread's copies: of A, the 16-byte chunk a_c of the rows a_r0 + 16 i (eight
+    // consecutive threads copy one row's 128 bytes); of B, the 4 floats at b_n of the rows
+    // b_k0 + kBRowStep i. The loops are not unrolled and walk running pointers, so the producer
+    // holds a few registers instead of one address per copy (it runs on 40 of them).
+    constexpr int kBRowStep = 128 / (BN / 4);
+    const int a_c = ptid % 8, a_r0 = ptid / 8;
+    const int b_n = (ptid % (BN / 4)) * 4, b_k0 = ptid / (BN / 4);
+    const long long a_step = 16 * lda, b_step = kBRowStep * ldb;
+    const float* const a_first = A + static_cast<long long>(m0 + a_r0) * lda + 4 * a_c;
+    const float* const b_first = B + static_cast<long long>(b_k0) * ldb + n0 + b_n;
+    const unsigned a_dst0 = a_chunk_offset(a_r0, a_c);
+    const unsigned b_dst0 = 4 * b_tile_index(b_k0, b_n, BN);
+    const int b_in_n = min(max(rem_n - b_n, 0), 4);
+    auto load_tile = [&](int stage, int k0) {
+      const unsigned a_tile = base + stage * kStageBytes;
+      const unsigned b_tile = a_tile + kATileBytes + kSmallBytes;
+      const int a_in_k = min(max(K - k0 - 4 * a_c, 0), 4);
+      const float* a_src = a_first + k0;
+#pragma unroll
+      for (int i = 0; i < kACopies; ++i, a_src += a_step) {
+        const int floats = a_r0 + 16 * i < rem_m ? a_in_k : 0;
+        // 16 rows on, the same chunk: (m + 16) % 8 == m % 8, so the swizzle is the same.
+        copy_async(a_tile + a_dst0 + i * 16 * 128, floats > 0 ? a_src : A, floats * 4);
+      }
+      const float* b_src = b_first + static_cast<long long>(k0) * ldb;
+#pragma unroll
+      for (int i = 0; i < kBCopies; ++i, b_src += b_step) {
+        const int floats = b_k0 + kBRowStep * i < K - k0 ? b_in_n : 0;
+        copy_async(b_tile + b_dst0 + i * 4 * b_tile_index(kBRowStep, 0, BN), floats > 0 ? b_src : B,
+                   floats * 4);
+      }
+    };
+    // With SPLIT 3, writes the small parts of the A tile of `stage` to the stage's small plane at
+    // the same offsets: small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
+    // bits cleared) is the TF32 value the tensor core reads from the raw tile as big. Elementwise,
+    // so the swizzle does not matter: linear 16-byte accesses, free of bank conflicts.
+    auto split_a = [&](int stage) {
 #if SPLIT == 3
-      const float4 lo = make_float4(to_tf32(x.x - hi.x), to_tf32(x.y - hi.y), to_tf32(x.z - hi.z),
-                                    to_tf32(x.w - hi.w));
-      *reinterpret_cast<float4*>(big + plane_floats + at) = lo;
+      const float4* const big = reinterpret_cast<const float4*>(smem + stage * kStageBytes);
+      float4* const small = reinterpret_cast<float4*>(smem + stage * kStageBytes + kATileBytes);
+#pragma unroll
+      for (int i = 0; i < kACopies; ++i) {
+        const int id = ptid + i * 128;
+        const float4 x = big[id];
+        small[id] = make_float4(to_tf32(x.x - truncate_to_tf32(x.x)),
+                                to_tf32(x.y - truncate_to_tf32(x.y)),
+                                to_tf32(x.z - truncate_to_tf32(x.z)),
+                                to_tf32(x.w - truncate_to_tf32(x.w)));
+      }
 #else
-      (void)plane_floats;
+      (void)stage;
 #endif
     };
-    // A: chunk `id` is row (id / (8 kChunks)) * 8 + id % 8, K chunk (id / 8) % kChunks, which the
-    // plane layout puts at 4 * id: eight lanes write one core matrix's 128 contiguous bytes and
-    // read eight rows whose padded stride puts them on distinct banks.
-#pragma unroll
-    for (int i = 0; i < kAConverts; ++i) {
-      const int id = tid + i * kThreads;
-      const int row = (id / (8 * kChunks)) * 8 + id % 8;
-      const int c = (id / 8) % kChunks;
-      store(a_big, kPlaneA, 4 * id,
-            *reinterpret_cast<const float4*>(as + row * kLdA + 4 * c));
+    // Hands tile u over: this thread's copies of it have landed (the caller waited), then every
+    // producer thread's have (the named barrier), A is split with SPLIT 3, the writes are
+    // ordered before the wgmmas' reads (async proxy), and the full barrier releases them to the
+    // consumers. Without a split the barrier is not needed for the ordering, each thread's own
+    // wait and arrival are, but compute-sanitizer's racecheck counts the copies as landed only at
+    // a barrier and reported every fragment load as racing them; it costs the producer one
+    // barrier per tile.
+    auto hand_over = [&](int u) {
+      sync_producer();
+      if (SPLIT == 3) split_a(u % STAGES);
+      fence_for_wgmma();
+      arrive(full0 + 8 * (u % STAGES));
+    };
+    for (int t = 0; t < k_tiles; ++t) {
+      const int stage = t % STAGES;
+      // The stage's previous tile, t - STAGES, is done in every consumer warp.
+      if (t >= STAGES) wait_barrier(empty0 + 8 * stage, ((t / STAGES) + 1) & 1);
+      load_tile(stage, t * BK);
+      commit_copies();
+      if (t >= kAhead) {
+        wait_for_copies<kAhead>();
+        hand_over(t - kAhead);
+      }
     }
-    // B, transposed: a warp takes 32 consecutive columns n of one K chunk, reading four raw rows
-    // of 32 consecutive floats and writing, per eight lanes, one core matrix.
+    wait_for_copies<0>();
+    for (int u = max(k_tiles - kAhead, 0); u < k_tiles; ++u) hand_over(u);
+    return;
+  }
+
+  // The consumers.
+  if (kGroups == 2) registers_up<232>();
+
+  // This thread's fragment rows 16 warp + lane / 4 (+ 8) are the block's columns n_frag (+ 1).
+  const int n_frag = 64 * group + c_column_of_row(fragment_row(warp, lane, 0));
+
+  // Loads stage `stage`'s B^T fragments: per k8 step, the floats (k, n_frag..+1) and
+  // (k + 4, n_frag..+1) of the raw B tile with k = 8 s + lane % 4, i.e. a[0], a[1] and a[2], a[3].
+  auto load_fragments = [&](int stage, Fragments& f) {
+    const float* const b_tile =
+        reinterpret_cast<const float*>(smem + stage * kStageBytes + kATileBytes + kSmallBytes);
 #pragma unroll
-    for (int i = 0; i < kBConverts; ++i) {
-      const int id = tid + i * kThreads;
-      const int n = id % BN;
-      const int c = id / BN;
-      const float* col = bs + 4 * c * BN + n;
-      store(b_big, kPlaneB, (n / 8) * kStrideFloats + c * 32 + (n % 8) * 4,
-            make_float4(col[0], col[BN], col[2 * BN], col[3 * BN]));
+    for (int s = 0; s < kSteps; ++s) {
+      const int k_lo = 8 * s + fragment_k(lane, 0), k_hi = 8 * s + fragment_k(lane, 2);
+      const float2 lo = *reinterpret_cast<const float2*>(b_tile + b_tile_index(k_lo, n_frag, BN));
+      const float2 hi = *reinterpret_cast<const float2*>(b_tile + b_tile_index(k_hi, n_frag, BN));
+      const float x[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const float big = to_tf32(x[v]);
+        f.big[s][v] = __float_as_uint(big);
+#if SPLIT == 3
+        f.small[s][v] = __float_as_uint(to_tf32(x[v] - big));
+#endif
+      }
     }
-    fence_planes_for_wgmma();
   };
 
-  const int k_tiles = (K + BK - 1) / BK;
-  // The first wgmma of the sum ignores what its accumulators hold (scale-d 0), so they are set to
-  // zero only where there is none: an instruction other than a wgmma defining them would make
-  // ptxas serialize the wgmmas (C7515).
+  // Readies tile t: waits until the producer has handed it over, and loads this thread's
+  // fragments into `f`.
+  auto prepare = [&](int t, Fragments& f) {
+    wait_barrier(full0 + 8 * (t % STAGES), (t / STAGES) & 1);
+    load_fragments(t % STAGES, f);
+  };
+  // Tile t's wgmmas are done in this warp: its stage may be refilled once every warp says so.
+  // __syncwarp orders every lane's fragment loads from the stage before lane 0's arrival (a
+  // release), and so before the producer's copies that follow its wait (an acquire).
+  auto release = [&](int t) {
+    __syncwarp();
+    if (lane == 0) arrive(empty0 + 8 * (t % STAGES));
+  };
+
+  // The first wgmma of a sum ignores what its accumulators hold (scale-d 0), so they are set to
+  // zero only where there is none, and tile 0 is issued before the loop: an instruction other
+  // than a wgmma defining them before a wgmma would make ptxas serialize the wgmmas (C7515).
   float acc[kAcc];
 #if PROMOTE
   float part[kAcc];  // one K tile's sum, from zero
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-#else
-  if (k_tiles == 0) {
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-  }
 #endif
 
-  // The wgmmas of one K tile from plane buffer `buffer`, committed as one group.
-  auto multiply_tile = [&](int buffer, bool first) {
-    const float* const a_big = planes + buffer * kPlaneSet + group * 64 * BK;
-    const float* const b_big = planes + buffer * kPlaneSet + kPlanes * kPlaneA;
+  // Issues tile t's wgmmas from fragments `f` and stage t % STAGES as one group; the first of
+  // the sum (of tile 0, or of every tile's partial with PROMOTE) starts from zero.
+  auto multiply = [&](int t, const Fragments& f, bool first) {
 #if PROMOTE
     float(&d)[kAcc] = part;
+    const bool from_zero = true;
+    (void)first;
 #else
     float(&d)[kAcc] = acc;
+    const bool from_zero = first;
+#endif
+    const unsigned a_big = base + (t % STAGES) * kStageBytes;
+#if SPLIT == 3
+    const unsigned a_small = a_big + kATileBytes;
 #endif
     pin(d);
     wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < BK / 8; ++s) {
-      // A k8 step is two core matrices of K: 256 bytes into every 8-row group.
-      const unsigned long long a_hi = descriptor(a_big + s * 64);
-      const unsigned long long b_hi = descriptor(b_big + s * 64);
+    for (int s = 0; s < kSteps; ++s) {
+      // A k8 step is 32 bytes further along each 128-byte row.
+      const int scale_d = from_zero && s == 0 ? 0 : 1;
 #if SPLIT == 3
-      const unsigned long long a_lo = descriptor(a_big + kPlaneA + s * 64);
-      const unsigned long long b_lo = descriptor(b_big + kPlaneB + s * 64);
       // The small terms first, while the sum is small.
-      wgmma(d, a_lo, b_hi, (PROMOTE || first) && s == 0 ? 0 : 1);
-      wgmma(d, a_hi, b_lo, 1);
-      wgmma(d, a_hi, b_hi, 1);
+      wgmma(d, f.small[s], descriptor(a_big + 32 * s), scale_d);
+      wgmma(d, f.big[s], descriptor(a_small + 32 * s), 1);
+      wgmma(d, f.big[s], descriptor(a_big + 32 * s), 1);
 #else
-      wgmma(d, a_hi, b_hi, (PROMOTE || first) && s == 0 ? 0 : 1);
+      wgmma(d, f.big[s], descriptor(a_big + 32 * s), scale_d);
 #endif
     }
     wgmma_commit();
     pin(d);
   };
 
-  // The pipeline. Raw tiles: STAGES - 1 in flight ahead of the one converted, one cp.async group
-  // per tile (empty past the last) so that the wait count stays exact. Planes: tile kt + 1 is
-  // converted into one buffer while tile kt's wgmmas read the other.
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_tile(s, s * BK);
-    commit_copies();
-  }
-  if (k_tiles > 0) {
-    wait_for_oldest_stage();
-    __syncthreads();  // raw tile 0 is visible to every thread
-    if (STAGES - 1 < k_tiles) load_tile(STAGES - 1, (STAGES - 1) * BK);
-    commit_copies();
-    convert_tile(0, 0);
-    __syncthreads();  // planes 0 are written and fenced by every thread
-    multiply_tile(0, true);
-  }
-  // Each iteration starts with tile kt's wgmmas in flight and ends by issuing tile kt + 1's.
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    if (kt + 1 < k_tiles) {
-      wait_for_oldest_stage();  // this thread's copies of raw tile kt + 1 have landed
-      wgmma_wait<1>();          // this warpgroup's wgmmas of tile kt - 1 are done
-      // Raw tile kt + 1 is visible; every warpgroup is done with the planes tile kt + 1 goes to;
-      // every thread is done converting raw tile kt, whose stage the next copy overwrites.
-      __syncthreads();
-      const int ahead = kt + STAGES;
-      if (ahead < k_tiles) load_tile(ahead % STAGES, ahead * BK);
-      commit_copies();
-      convert_tile((kt + 1) % STAGES, (kt + 1) % 2);
-    }
+  // One iteration: tile t's wgmmas go out; with accumulation in the wgmmas, tile t - 1's are
+  // waited for (so its fragments and stage are free) while tile t's run, and tile t + 1 is
+  // prepared meanwhile; with PROMOTE, tile t + 1 is prepared while tile t's run, then they are
+  // waited for and the partial sum is added.
+  auto iteration = [&](int t, const Fragments& f, Fragments& next, bool first) {
+    multiply(t, f, first);
+#if !PROMOTE
+    wgmma_wait<1>();
+    if (t > 0) release(t - 1);
+#endif
+    if (t + 1 < k_tiles) prepare(t + 1, next);
 #if PROMOTE
     wgmma_wait<0>();
+    release(t);
     pin(part);
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
     pin(part);  // the next tile's first wgmma (scale-d 0) writes part only after these reads
 #endif
-    __syncthreads();  // planes of tile kt + 1 are written and fenced by every thread
-    if (kt + 1 < k_tiles) multiply_tile((kt + 1) % 2, false);
-  }
-  wgmma_wait<0>();
-  pin(acc);
+  };
 
-  // Accumulator layout of m64nNk8: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8
-  // (g = lane / 4), and for each 8 columns j, acc[4 j + 0, 1] at columns 8 j + 2 t, + 1 of the
-  // first row and acc[4 j + 2, 3] of the second (t = lane % 4).
-  const int lane = tid % 32;
-  const int row0 = group * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  // Two fragment buffers, alternating by tile: the loop goes two tiles at a time so that each
+  // buffer stays the same registers, and branches only where no wgmma is in flight (the merge of
+  // a branch may copy the accumulators, which ptxas would count as touching them mid-pipeline).
+  Fragments even, odd;
+  if (k_tiles > 0) {
+    prepare(0, even);
+    iteration(0, even, odd, true);
+    int t = 1;
+    for (; t + 1 < k_tiles; t += 2) {
+      iteration(t, odd, even, false);
+      iteration(t + 1, even, odd, false);
+    }
+    wgmma_wait<0>();
+    pin(acc);
+    if (t < k_tiles) {
+      iteration(t, odd, even, false);
+      wgmma_wait<0>();
+      pin(acc);
+    }
+  } else {
+#if !PROMOTE
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+#endif
+  }
+
+  // acc[i] is D's (accumulator_row, accumulator_column): the block's column n (through
+  // c_column_of_row) and row m. acc[i] and acc[i + 2] (i % 4 < 2) are columns n and n + 1 of
+  // one row: one 8-byte store; a warp's store covers 4 rows x 64 contiguous bytes.
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int r = row0 + half * 8;
-      const int c = j * 8 + 2 * (lane % 4);
-      if (r >= rem_m || c >= rem_n) continue;
-      float* const dst = C + static_cast<long long>(m0 + r) * ldc + n0 + c;
-      const float v0 = alpha * acc[4 * j + 2 * half];
-      const float v1 = alpha * acc[4 * j + 2 * half + 1];
+  for (int j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int i = 4 * j + h;
+      const int m = accumulator_column(lane, i);
+      const int n = 64 * group + c_column_of_row(accumulator_row(warp, lane, i));
+      if (m >= rem_m || n >= rem_n) continue;
+      float* const dst = C + static_cast<long long>(m0 + m) * ldc + n0 + n;
+      const float v0 = alpha * acc[i];
+      const float v1 = alpha * acc[i + 2];
       // Alignment class 4: C and ldc keep every even column 8-byte aligned.
-      if (c + 1 < rem_n) {
+      if (n + 1 < rem_n) {
         float2 out = make_float2(v0, v1);
         if (beta != 0.0f) {
           const float2 old = *reinterpret_cast<const float2*>(dst);
@@ -453,3 +652,5 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       dst[0] = beta != 0.0f ? v0 + beta * dst[0] : v0;
     }
 }
+
+#endif  // TILEMM_TF32WGMMA_INDEX_MAPS_ONLY

@@ -102,6 +102,46 @@ TEST(BudgetedSearch, ARankingFromMeasuredShapesFindsTheWinnerTimingOnlyTheSelect
   EXPECT_GT(count_status(out, CandidateStatus::pruned, "dropped after the screening of the budgeted search"), 0u);
 }
 
+TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32Ones) {
+  // A high problem's space is its tensor-core kernels and the FP32 ones. A history that knows
+  // only the FP32 kernels (and would rank every one of them first) must not crowd the tensor-core
+  // kernels out of the selection, nor a budget spent on FP32 kernels out of the screening: they
+  // are what the caller asked for.
+  const Scripted s(40);
+  Problem high = kSquare;
+  high.precision = Precision::high;
+  std::vector<Variant> own;
+  for (const auto& v : variant_space(Precision::high))
+    if (can_run(v, testing::synthetic_h200(), high)) own.push_back(v);
+  ASSERT_FALSE(own.empty());
+  FakeBench bench;
+  bench.median = s.median;
+  for (const auto& v : own) bench.median[variant_name(v)] = 0.8;
+  TuneSettings settings = budgeted(s, bench, kSizingBudgetMs, false);
+  settings.space.insert(settings.space.end(), own.begin(), own.end());
+  settings.history = {s.exact_history()};
+  ASSERT_GT(s.space.size(), sized_selection());
+  const auto out = tune(testing::synthetic_h200(), high, bench, settings);
+  const auto timed = screened(bench);
+  for (const auto& v : own) EXPECT_TRUE(timed.count(variant_name(v))) << variant_name(v);
+  // The selection the budget sizes still goes by the ranking (some of it may be own kernels),
+  // and the fastest of all wins.
+  EXPECT_GE(timed.size(), sized_selection());
+  EXPECT_LE(timed.size(), sized_selection() + own.size());
+  EXPECT_EQ(out.winner, s.fastest);
+
+  // With a budget that runs out during the screening, they were screened first.
+  FakeBench short_bench;
+  short_bench.median = bench.median;
+  TuneSettings tight = budgeted(s, short_bench, 150);
+  tight.space = settings.space;
+  tight.history = settings.history;
+  tune(testing::synthetic_h200(), high, short_bench, tight);
+  const auto timed_in_time = screened(short_bench);
+  ASSERT_LT(timed_in_time.size(), sized_selection());
+  for (const auto& v : own) EXPECT_TRUE(timed_in_time.count(variant_name(v))) << variant_name(v);
+}
+
 TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheFullPlan) {
   const Scripted s(3);
   FakeBench bench;

@@ -181,9 +181,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, DifferentialPrecision, ::testing::Values("high",
 
 TEST(DifferentialBound, AReducedPrecisionAddsItsProductErrorToTheFp32Bound) {
   EXPECT_EQ(error_bound(1000, 2.0, Precision::highest), error_bound(1000, 2.0));
-  EXPECT_EQ(error_bound(1000, 2.0, Precision::high), (1002 + 12) * 2 * std::ldexp(1.0, -24));
+  EXPECT_EQ(error_bound(1000, 2.0, Precision::high), (1002 + 24) * 2 * std::ldexp(1.0, -24));
   EXPECT_EQ(error_bound(1000, 2.0, Precision::medium),
-            1002 * 2 * std::ldexp(1.0, -24) + 2 * (std::ldexp(1.0, -10) + std::ldexp(1.0, -22)));
+            1002 * 2 * std::ldexp(1.0, -24) +
+                2 * (std::ldexp(1.0, -10) + std::ldexp(1.0, -11) + std::ldexp(1.0, -21)));
   EXPECT_EQ(error_bound(5, 0.0, Precision::medium), 0.0);
 }
 

@@ -167,7 +167,7 @@ TEST(PrecisionBounds, HighMeetsFp32sBoundAndMediumAddsTheTf32RoundingOfTheInputs
     EXPECT_DOUBLE_EQ(tuner::error_bound_unit(Precision::highest, K), fp32) << K;
     EXPECT_DOUBLE_EQ(tuner::error_bound_unit(Precision::high, K), fp32) << K;
     EXPECT_DOUBLE_EQ(tuner::error_bound_unit(Precision::medium, K),
-                     fp32 + std::ldexp(1.0, -10) + std::ldexp(1.0, -22))
+                     fp32 + std::ldexp(1.0, -10) + std::ldexp(1.0, -11) + std::ldexp(1.0, -21))
         << K;
   }
   EXPECT_LT(tuner::error_bound_unit(Precision::high, 64), tuner::error_bound_unit(Precision::high, 65));

@@ -62,13 +62,18 @@ TEST(PrecisionGpu, HighTunesTensorCoreAndFp32KernelsFiledApartFromHighest) {
   options.precision = Precision::high;
   const AutotuneResult high = autotune(1024, 1024, 1024, options);
   EXPECT_EQ(high.problem.precision, Precision::high);
+  // A tensor-core kernel was verified and timed: kept to the end (ok) or dropped by a round of
+  // the successive halving (pruned, with the times that dropped it); at 1024 the FP32 kernels
+  // may well be the two finalists.
   bool timed_a_tensor_core_kernel = false;
   for (const auto& c : high.candidates) {
     const Precision offered = precision_of(parse_variant(c.variant));
     EXPECT_TRUE(offered == Precision::high || offered == Precision::highest) << c.variant;
-    timed_a_tensor_core_kernel |= offered == Precision::high && c.status == CandidateStatus::ok;
+    const bool timed = c.status == CandidateStatus::ok ||
+                       (c.status == CandidateStatus::pruned && c.stats.samples > 0);
+    timed_a_tensor_core_kernel |= offered == Precision::high && timed;
   }
-  EXPECT_TRUE(timed_a_tensor_core_kernel);
+  EXPECT_TRUE(timed_a_tensor_core_kernel) << "winner " << high.winner;
   const AutotuneResult highest = autotune(1024, 1024, 1024);
   EXPECT_EQ(precision_of(parse_variant(highest.winner)), Precision::highest) << highest.winner;
   for (const auto& c : highest.candidates)

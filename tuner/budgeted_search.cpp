@@ -73,15 +73,22 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   for (std::size_t i = 0; i < ranked.size(); ++i) rank_of[variant_name(ranked[i].variant)] = i;
   std::map<std::string, bool> chosen;
   for (const auto& r : budgeted_selection(ranked, best, n - best)) chosen[variant_name(r.variant)] = true;
-  // Screened in ranking order: if the budget runs out, the best-ranked were timed.
+  // A reduced precision's own kernels (a few tens at most) are always selected and screened
+  // first: the FP32 kernels beside them are the more accurate alternative, and neither a history
+  // of FP32 timings nor a budget spent on them may crowd out what the caller asked for.
+  const auto own = [&](const SearchCandidate& c) {
+    return problem.precision != Precision::highest && precision_of(c.variant) == problem.precision;
+  };
+  // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
+    if (own(a) != own(b)) return own(a);
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
     const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
     const std::size_t ib = rb == rank_of.end() ? ranked.size() : rb->second;
     return ia < ib;
   });
   for (auto& c : candidates) {
-    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant)) continue;
+    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant) || own(c)) continue;
     const RankedCandidate& r = ranked[rank_of.at(c.result.variant)];
     c.result.status = CandidateStatus::pruned;
     c.result.reason = "not selected by the budgeted search: ranked " +

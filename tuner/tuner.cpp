@@ -221,10 +221,10 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     }
   };
   // A precision below highest is served by its own tensor-core kernels and by the FP32 FFMA
-  // kernels, which are more accurate, never less; the faster wins. So asking for less precision
-  // never makes a call slower: where the tensor-core kernels are slow (alignment 1) or cannot run
-  // (before sm_80), or miss their bound (3xTF32 at a very small K), an FP32 kernel serves it
-  // (docs/tuning.md, precision modes).
+  // kernels, which are more accurate, never less; the faster wins, so asking for less precision
+  // should not make a call slower (within what the budget finds): where the tensor-core kernels
+  // are slow (alignment 1) or cannot run (before sm_80), or miss their bound (3xTF32 at a very
+  // small K), an FP32 kernel serves it (docs/tuning.md, precision modes).
   if (!settings.space.empty()) {
     admit(settings.space);
   } else {
