@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "candidate_ranking.hpp"
@@ -76,19 +77,22 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   // A reduced precision's own kernels (a few tens at most) are always selected and screened
   // first: the FP32 kernels beside them are the more accurate alternative, and neither a history
   // of FP32 timings nor a budget spent on them may crowd out what the caller asked for.
-  const auto own = [&](const SearchCandidate& c) {
-    return problem.precision != Precision::highest && precision_of(c.variant) == problem.precision;
-  };
+  std::set<std::string> own;
+  if (problem.precision != Precision::highest)
+    for (const auto& v : space)
+      if (precision_of(v) == problem.precision) own.insert(variant_name(v));
+  for (const auto& name : own) chosen[name] = true;
   // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
-    if (own(a) != own(b)) return own(a);
+    const bool own_a = own.count(a.result.variant) > 0, own_b = own.count(b.result.variant) > 0;
+    if (own_a != own_b) return own_a;
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
     const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
     const std::size_t ib = rb == rank_of.end() ? ranked.size() : rb->second;
     return ia < ib;
   });
   for (auto& c : candidates) {
-    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant) || own(c)) continue;
+    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant)) continue;
     const RankedCandidate& r = ranked[rank_of.at(c.result.variant)];
     c.result.status = CandidateStatus::pruned;
     c.result.reason = "not selected by the budgeted search: ranked " +
