@@ -79,8 +79,14 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   const auto own = [&](const SearchCandidate& c) {
     return problem.precision != Precision::highest && precision_of(c.variant) == problem.precision;
   };
+  // Before them, the shape's FP32 winner (TuneSettings::highest_winner): always screened, so that
+  // the tuning cannot end slower than it.
+  const auto highest = [&](const SearchCandidate& c) {
+    return !settings.highest_winner.empty() && c.result.variant == settings.highest_winner;
+  };
   // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
+    if (highest(a) != highest(b)) return highest(a);
     if (own(a) != own(b)) return own(a);
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
     const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
@@ -88,7 +94,9 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
     return ia < ib;
   });
   for (auto& c : candidates) {
-    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant) || own(c)) continue;
+    if (c.result.status != CandidateStatus::ok || chosen.count(c.result.variant) || own(c) ||
+        highest(c))
+      continue;
     const RankedCandidate& r = ranked[rank_of.at(c.result.variant)];
     c.result.status = CandidateStatus::pruned;
     c.result.reason = "not selected by the budgeted search: ranked " +
