@@ -332,7 +332,8 @@ std::optional<std::string> Dispatcher::known_winner(const DeviceInfo& device, co
   return winner;
 }
 
-std::optional<std::string> Dispatcher::stored_winner(const DeviceInfo& device, const Problem& problem) {
+std::optional<std::string> Dispatcher::stored_winner(const DeviceInfo& device,
+                                                     const Problem& problem) {
   std::optional<cache::StoredEntry> entry = fresh_entry(device, problem, false);
   if (!entry || !why_unusable(entry->winner, device, problem).empty())
     entry = preloaded_entry(device, problem, false);

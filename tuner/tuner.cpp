@@ -238,10 +238,14 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   // budget's selection (TuneSettings::highest_winner).
   const std::string& highest = settings.highest_winner;
   const bool highest_is_variant = !highest.empty() && !detail::parse_row_split(highest);
-  if (highest_is_variant &&
-      std::none_of(pending.begin(), pending.end(), [&](const Pending& p) { return p.result.variant == highest; }) &&
-      std::none_of(rejected.begin(), rejected.end(), [&](const CandidateResult& r) { return r.variant == highest; }))
-    admit({parse_variant(highest)});
+  const auto admitted = [&] {
+    for (const auto& p : pending)
+      if (p.result.variant == highest) return true;
+    for (const auto& r : rejected)
+      if (r.variant == highest) return true;
+    return false;
+  };
+  if (highest_is_variant && !admitted()) admit({parse_variant(highest)});
   const std::string exempt = highest_is_variant ? highest : std::string();
 
   const int threads = settings.compile_threads > 0
