@@ -5,8 +5,8 @@
 // each and a producer warpgroup, BK 32 (one 128-byte swizzle row), STAGES 3 or 4 cp.async tiles. The space: two-warpgroup tiles (BN
 // 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large tiles would leave SMs
 // idle on, both splits, high without BM 256 (its partial sums beside the accumulators would not
-// fit in registers) and with three promotion intervals, so that every high tile has a medium
-// twin; tests/test_variant_names.cpp pins its size.
+// fit in registers), so that every high variant has a medium twin; tests/test_variant_names.cpp
+// pins its size.
 #include <string>
 
 #include "family_registry.hpp"
@@ -15,10 +15,10 @@ namespace tilemm::detail {
 namespace {
 
 struct WgmmaTiles {
-  int bm, bn, bk, stages, split, promote;
+  int bm, bn, bk, stages, split;
   explicit WgmmaTiles(const Variant& v)
       : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
-        split(v.param("sp")), promote(v.param("pr")) {}
+        split(v.param("sp")) {}
   int threads() const { return (bn / 64 + 1) * 128; }  // consumers and the producer
 };
 
@@ -41,10 +41,6 @@ std::string check_tf32wgmma(const Variant& v) {
   const WgmmaTiles t(v);
   if (t.bk != 32) return "BK is 32: one 128-byte swizzle row of K";
 
-  // Medium sums in the wgmmas; high promotes its partial sums to FADDs every 1, 2 or 4 K tiles
-  // (the template's PROMOTE), which the tuner times against each other and verifies.
-  if (t.split == 1 && t.promote != 0) return "SPLIT 1 sums in the wgmmas: PROMOTE 0";
-  if (t.split == 3 && t.promote == 0) return "SPLIT 3 promotes its partial sums: PROMOTE 1, 2 or 4";
   if (t.bm == 256 && t.split == 3)
     return "SPLIT 3 only up to BM 128: its partial sums double the BM / 2 accumulators";
   // Two warpgroups for BM 256: one alone would hold 128 accumulators and wait on one stream of
@@ -74,8 +70,7 @@ Family tf32wgmma_family() {
   f.name = "tf32wgmma";
   f.template_file = "tf32wgmma.cu";
   f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
-              {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}},
-              {"pr", "PROMOTE", {0, 1, 2, 4}}};
+              {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;

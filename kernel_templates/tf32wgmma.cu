@@ -26,13 +26,12 @@
 //    their wgmmas that read it are done. setmaxnreg moves registers from the producer to the
 //    consumers' accumulators. Register fragments are double-buffered so the next tile's loads
 //    overlap the wgmmas of this one.
-//  - PROMOTE P >= 1 (SPLIT 3): the tensor core's accumulation aligns and truncates instead of
-//    rounding to nearest, so the wgmmas of P K tiles accumulate a partial sum started from zero
-//    (scale-d 0 on its first wgmma), and after them the partial is added to the running sum with
-//    FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM, every P BK / 8 k8
-//    steps). It costs BM / 2 registers and, every P tiles, a wait for the wgmmas in flight before
-//    the next tile's may start: a larger P waits less often and truncates over longer sums (the
-//    tuner's verification keeps only what meets the bound). PROMOTE 0 accumulates in the wgmmas.
+//  - PROMOTE 1 (the default with SPLIT 3): the tensor core's accumulation aligns and truncates
+//    instead of rounding to nearest, so the wgmmas of one K tile accumulate a partial sum started
+//    from zero (scale-d 0 on the tile's first wgmma), and after the tile the partial is added to
+//    the running sum with FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM,
+//    every BK / 8 k8 steps). It costs BM / 2 registers and a wait for the tile's wgmmas before
+//    the next tile's may start. PROMOTE 0 accumulates in the wgmmas.
 // Edge tiles load zeros (cp.async's src-size zero-fills what lies outside A or B) and guard their
 // stores, so every M, N, K >= 0 is correct. 16-byte copies: alignment class 4 (A, B, C 16-byte
 // aligned, lda, ldb, ldc multiples of 4). beta == 0 never reads C.
@@ -141,9 +140,6 @@ constexpr int kProducer = kGroups;         // the producer's warpgroup index
 constexpr int kAcc = BM / 2;               // accumulators per thread: 64 x BM / 128
 constexpr int kSteps = BK / 8;             // k8 steps (wgmmas per split part) per K tile
 constexpr int kAhead = STAGES - 2;         // tiles the producer has in flight past the one it hands over
-// Tiles per main-loop iteration: even, so each fragment buffer stays the same registers, and a
-// multiple of PROMOTE, so every partial sum ends inside one iteration.
-constexpr int kUnroll = PROMOTE > 2 ? PROMOTE : 2;
 // Shared memory, in bytes from a 1024-byte aligned base: STAGES x (A tile, with SPLIT 3 the
 // plane of A's small parts, B tile).
 constexpr int kATileBytes = BM * 128;
@@ -157,8 +153,7 @@ static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 2
 static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
 static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4 (STAGES - 2 tiles in flight)");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
-static_assert(PROMOTE == 0 || PROMOTE == 1 || PROMOTE == 2 || PROMOTE == 4,
-              "PROMOTE is 0 (sums in the wgmmas) or the K tiles per partial sum: 1, 2 or 4");
+static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
 static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
 static_assert((BM * 8) % 128 == 0 && (BK * BN / 4) % 128 == 0,
@@ -548,13 +543,16 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 #endif
 
-  // Issues tile t's wgmmas from fragments `f` and stage t % STAGES as one group, into the
-  // partial sum with PROMOTE; `from_zero`: the first of the sum (scale-d 0).
-  auto multiply = [&](int t, const Fragments& f, bool from_zero) {
+  // Issues tile t's wgmmas from fragments `f` and stage t % STAGES as one group; the first of
+  // the sum (of tile 0, or of every tile's partial with PROMOTE) starts from zero.
+  auto multiply = [&](int t, const Fragments& f, bool first) {
 #if PROMOTE
     float(&d)[kAcc] = part;
+    const bool from_zero = true;
+    (void)first;
 #else
     float(&d)[kAcc] = acc;
+    const bool from_zero = first;
 #endif
     const unsigned a_big = base + (t % STAGES) * kStageBytes;
 #if SPLIT == 3
@@ -579,64 +577,45 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     pin(d);
   };
 
-  // One tile: its wgmmas go out; unless the sum starts here (tile 0, or a partial's first tile,
-  // whose predecessor was waited for at its promotion), tile t - 1's are waited for, so its
-  // fragments and stage are free, while tile t's run; tile t + 1 is prepared meanwhile. With
-  // `promote` (a partial's last tile), tile t's wgmmas are waited for and the partial is added.
-  auto iteration = [&](int t, const Fragments& f, Fragments& next, bool starts_sum, bool promote) {
-    multiply(t, f, starts_sum);
-    if (!starts_sum) {
-      wgmma_wait<1>();
-      release(t - 1);
-    }
+  // One iteration: tile t's wgmmas go out; with accumulation in the wgmmas, tile t - 1's are
+  // waited for (so its fragments and stage are free) while tile t's run, and tile t + 1 is
+  // prepared meanwhile; with PROMOTE, tile t + 1 is prepared while tile t's run, then they are
+  // waited for and the partial sum is added.
+  auto iteration = [&](int t, const Fragments& f, Fragments& next, bool first) {
+    multiply(t, f, first);
+#if !PROMOTE
+    wgmma_wait<1>();
+    if (t > 0) release(t - 1);
+#endif
     if (t + 1 < k_tiles) prepare(t + 1, next);
 #if PROMOTE
-    if (promote) {
-      wgmma_wait<0>();
-      release(t);
-      pin(part);
+    wgmma_wait<0>();
+    release(t);
+    pin(part);
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
-      pin(part);  // the next tile's first wgmma (scale-d 0) writes part only after these reads
-    }
-#else
-    (void)promote;
+    for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
+    pin(part);  // the next tile's first wgmma (scale-d 0) writes part only after these reads
 #endif
   };
 
-  // Two fragment buffers, alternating by tile: the loop goes kUnroll tiles at a time so that
-  // each buffer stays the same registers and every partial sum starts and ends at a fixed place
-  // in it, and it branches only where no wgmma is in flight (the merge of a branch may copy the
-  // accumulators, which ptxas would count as touching them mid-pipeline). The tiles past the
-  // last whole iteration each make a sum of their own, waited for before the next branch.
+  // Two fragment buffers, alternating by tile: the loop goes two tiles at a time so that each
+  // buffer stays the same registers, and branches only where no wgmma is in flight (the merge of
+  // a branch may copy the accumulators, which ptxas would count as touching them mid-pipeline).
   Fragments even, odd;
   if (k_tiles > 0) {
     prepare(0, even);
-    int t = 0;
-    for (; t + kUnroll <= k_tiles; t += kUnroll) {
-#pragma unroll
-      for (int j = 0; j < kUnroll; ++j) {
-        const bool starts = PROMOTE ? j % (PROMOTE > 0 ? PROMOTE : 1) == 0 : t + j == 0;
-        const bool ends = PROMOTE && j % (PROMOTE > 0 ? PROMOTE : 1) == PROMOTE - 1;
-        if (j % 2 == 0)
-          iteration(t + j, even, odd, starts, ends);
-        else
-          iteration(t + j, odd, even, starts, ends);
-      }
+    iteration(0, even, odd, true);
+    int t = 1;
+    for (; t + 1 < k_tiles; t += 2) {
+      iteration(t, odd, even, false);
+      iteration(t + 1, even, odd, false);
     }
     wgmma_wait<0>();
     pin(acc);
-#pragma unroll
-    for (int j = 0; j < kUnroll - 1; ++j) {
-      if (t + j < k_tiles) {
-        const bool starts = PROMOTE ? true : t + j == 0;
-        if (j % 2 == 0)
-          iteration(t + j, even, odd, starts, true);
-        else
-          iteration(t + j, odd, even, starts, true);
-        wgmma_wait<0>();
-        pin(acc);
-      }
+    if (t < k_tiles) {
+      iteration(t, odd, even, false);
+      wgmma_wait<0>();
+      pin(acc);
     }
   } else {
 #if !PROMOTE

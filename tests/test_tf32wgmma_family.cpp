@@ -29,8 +29,8 @@
 namespace tilemm {
 namespace {
 
-const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_pr1");
-const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_pr0");
+const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3");
+const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1");
 
 Problem at(Problem p, Precision precision) {
   p.precision = precision;
@@ -59,16 +59,11 @@ TEST(Tf32wgmmaSpace, HoldsBothPrecisionsAndEveryNameParsesBack) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::high, Precision::medium}));
   EXPECT_EQ(precision_of(kHigh), Precision::high);
   EXPECT_EQ(precision_of(kMedium), Precision::medium);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_pr1"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_pr0"), InvalidArgument);  // stages
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_pr0"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_pr0"), InvalidArgument);  // 4 groups
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_pr0"), InvalidArgument);  // BK
-  // Medium sums in the wgmmas; high promotes every 1, 2 or 4 K tiles, never not at all.
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp1_pr1"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_pr0"), InvalidArgument);
-  EXPECT_NO_THROW(parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_pr2"));
-  EXPECT_NO_THROW(parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_pr4"));
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1"), InvalidArgument);  // stages
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1"), InvalidArgument);  // 4 groups
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1"), InvalidArgument);  // BK
 }
 
 TEST(Tf32wgmmaCanRun, RunsOnComputeCapability90AloneNotOnOlderOrNewerDevices) {
