@@ -36,8 +36,8 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
                                         const NameCheck& names);
 
 // Whether a preloaded entry counts for this device: one of its model or architecture and fresh
-// for `running` (is_stale: made from this build's kernel templates, so that its winner exists and
-// is the kernel that was timed; driver and NVRTC versions need not match).
+// for `running` (is_stale: made from this build's kernel templates and timing method, so that its
+// winner exists and is the kernel that was timed, the way this build times; driver and NVRTC versions need not match).
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
                        const BuildVersions& running);
 

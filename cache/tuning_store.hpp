@@ -17,7 +17,9 @@ namespace tilemm::cache {
 // The versions an entry was tuned under; an entry whose versions differ from the running ones
 // is stale (see is_stale).
 struct BuildVersions {
-  std::string template_hash;  // hash of all kernel templates of this build
+  // The results hash (dispatch::results_hash): the kernel templates of the entry's precision and
+  // the tuner's timing method, so that a result timed another way is stale too.
+  std::string template_hash;
   int nvrtc_version = 0;
   int driver_version = 0;
 };
@@ -37,13 +39,14 @@ struct StoredEntry {
   std::vector<CandidateResult> candidates;
 };
 
-// Stale: tuned under another driver, NVRTC or template set than `current`. The one staleness
-// rule, used by dispatch, the preloaded lookup and tilemm-tune --list alike
-// (dispatch/provenance.hpp). A `current.driver_version` of 0 means the driver is unknown (no
-// driver on this machine, e.g. listing a cache without a GPU): then the template hash and the
-// NVRTC version alone decide. A preloaded entry (source "preloaded") is stale only under another
-// template set: a shipped result is a good guess, not a measurement here, so driver and NVRTC
-// versions need not match; its templates must, so that its winner is the kernel that was timed.
+// Stale: tuned under another driver, NVRTC or results hash (template set, timing method) than
+// `current`. The one staleness rule, used by dispatch, the preloaded lookup and tilemm-tune
+// --list alike (dispatch/provenance.hpp). A `current.driver_version` of 0 means the driver is
+// unknown (no driver on this machine, e.g. listing a cache without a GPU): then the results hash
+// and the NVRTC version alone decide. A preloaded entry (source "preloaded") is stale only under
+// another results hash: a shipped result is a good guess, not a measurement here, so driver and
+// NVRTC versions need not match; its templates and timing method must, so that its winner is the
+// kernel that was timed, timed the way this build times.
 // Cost: compares a few values.
 bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 

@@ -327,11 +327,17 @@ std::optional<cache::StoredEntry> Dispatcher::preloaded_entry(const DeviceInfo& 
 // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
 // its kernel; nullopt when the part must be tuned.
 std::optional<std::string> Dispatcher::known_winner(const DeviceInfo& device, const Problem& problem) {
+  std::optional<std::string> winner = stored_winner(device, problem);
+  if (winner) decide(device, *winner);
+  return winner;
+}
+
+std::optional<std::string> Dispatcher::stored_winner(const DeviceInfo& device,
+                                                     const Problem& problem) {
   std::optional<cache::StoredEntry> entry = fresh_entry(device, problem, false);
   if (!entry || !why_unusable(entry->winner, device, problem).empty())
     entry = preloaded_entry(device, problem, false);
   if (!entry || !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
-  decide(device, entry->winner);
   return entry->winner;
 }
 
@@ -467,6 +473,22 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
       for (const std::int64_t part : {rows, problem.M - rows})
         if (auto winner = known_winner(device, detail::rows_of(problem, part)))
           request.known_part_winners[part] = *winner;
+  // Below highest, the FP32 results known for the shape and its parts are candidates too, timed
+  // on the same bench (even when forced: only their names are taken), so that asking for less
+  // precision does not end slower than highest (docs/tuning.md, "Precision modes").
+  if (problem.precision != Precision::highest) {
+    Problem fp32 = problem;
+    fp32.precision = Precision::highest;
+    if (auto winner = stored_winner(device, fp32)) {
+      request.highest_winner = *winner;
+      log(LogLevel::info, "the highest result of " + describe(problem) + ", " + *winner +
+                              ", is timed among its candidates");
+    }
+    for (const std::int64_t rows : detail::row_split_heights(problem))
+      for (const std::int64_t part : {rows, problem.M - rows})
+        if (auto winner = stored_winner(device, detail::rows_of(fp32, part)))
+          request.highest_part_winners[part] = *winner;
+  }
   const tuner::ShapeTuning tuning = parts_.tuner->tune(device, problem, request);
   tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
   // A tuning told to stop may have finished with candidates cut short: store none of it.

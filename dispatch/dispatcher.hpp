@@ -87,6 +87,10 @@ struct TuneRequest {
   tuner::Compiler compile;
   const detail::TuneHooks* hooks = nullptr;  // may be null
   std::map<std::int64_t, std::string> known_part_winners;  // PlanSettings::known_winners
+  // Below highest, the winners of the shape's and its plan parts' fresh highest results
+  // (TuneSettings::highest_winner, PlanSettings::highest_part_winners); empty where none.
+  std::string highest_winner;
+  std::map<std::int64_t, std::string> highest_part_winners;
   // Options::tune_budget_ms (0: the exhaustive search) and, under a budget, what the candidates
   // are ranked by (tuning_history.hpp).
   double budget_ms = 0.0;
@@ -181,6 +185,8 @@ class Dispatcher {
   std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device, const Problem& problem,
                                                     bool with_candidates);
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
+  // The winner of a fresh, usable result of `problem` (cache, then preloaded), nothing loaded.
+  std::optional<std::string> stored_winner(const DeviceInfo& device, const Problem& problem);
 
   Decision decide(const DeviceInfo& device, const std::string& winner);
   // A candidate's CUBIN for a tuning: the store's, else compiled and stored (not with a shared

@@ -2,19 +2,41 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <map>
+
 #include "kernel_sources.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
+#include "timing_method.hpp"
 
 namespace tilemm::dispatch {
 
+const std::string& results_hash(Precision precision) {
+  static const auto& hashes = *new std::map<Precision, std::string>([] {
+    std::map<Precision, std::string> out;
+    for (const Precision p : {Precision::highest, Precision::high, Precision::medium}) {
+      const std::string text =
+          detail::templates_hash(p) + ";timing method " + std::to_string(tuner::kTimingMethodVersion);
+      std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+      for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+      out[p] = hex;
+    }
+    return out;
+  }());
+  return hashes.at(precision);
+}
+
 cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision) {
-  return {detail::templates_hash(precision), device.nvrtc_version, device.driver_version};
+  return {results_hash(precision), device.nvrtc_version, device.driver_version};
 }
 
 cache::BuildVersions running_versions_here(Precision precision) {
   cache::BuildVersions v;
-  v.template_hash = detail::templates_hash(precision);
+  v.template_hash = results_hash(precision);
   v.nvrtc_version = nvrtc_version();
   int driver = 0;
   if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;

@@ -1,8 +1,9 @@
 // The one provenance policy: which stored results may serve a call of this build on this device.
 //
 // Freshness is cache::is_stale (cache/tuning_store.hpp), one rule for every source: an entry of
-// the SQLite cache (tuned here or imported) must match the running templates hash, NVRTC and
-// driver (a driver of 0 is unknown and not compared); a preloaded entry the templates hash only,
+// the SQLite cache (tuned here or imported) must match the running results hash (templates and
+// timing method: results_hash), NVRTC and driver (a driver of 0 is unknown and not compared); a
+// preloaded entry the results hash only,
 // as a shipped result is a good guess, not a measurement here. Which device an entry serves:
 // a cache entry its device model (the store is keyed by it); a preloaded entry its model, else
 // any model of the same architecture (cache::preloaded_applies). And a fresh entry serves only
@@ -18,8 +19,15 @@
 
 namespace tilemm::dispatch {
 
-// The versions this process runs under on `device` for results of `precision` (its templates
-// hash: detail::templates_hash(precision)). Cost: reads the kept hash.
+// The hash that results of `precision` are versioned by (a StoredEntry's versions.template_hash,
+// 16 hex digits): one FNV-1a over the templates hash of the precision
+// (detail::templates_hash(precision): which kernels were timed) and the tuner's timing method
+// (tuner::kTimingMethodVersion: what a timing means). A result tuned under other templates or
+// timed another way carries another, and is stale. Cost: reads a kept hash.
+const std::string& results_hash(Precision precision);
+
+// The versions this process runs under on `device` for results of `precision` (its results hash,
+// above). Cost: reads the kept hash.
 cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision = Precision::highest);
 
 // The same without a device (tilemm-tune --list on any machine): the driver version is the

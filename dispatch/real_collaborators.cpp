@@ -112,6 +112,7 @@ class GpuShapeTuner : public ShapeTuner {
       settings.history = request.history;
     }
     settings.progress = request.progress;
+    settings.highest_winner = request.highest_winner;
     if (request.compile) settings.compile = request.compile;
     if (hooks != nullptr) {
       settings.skip = hooks->skip;
@@ -129,6 +130,7 @@ class GpuShapeTuner : public ShapeTuner {
       return part_bench;
     };
     plans.known_winners = request.known_part_winners;
+    plans.highest_part_winners = request.highest_part_winners;
     return tuner::tune_with_plans(device, problem, bench, settings, plans);
   }
 };

@@ -17,6 +17,7 @@ inline DeviceInfo synthetic_h200() {
   d.max_grid_x = 2147483647;
   d.max_grid_y = 65535;
   d.max_grid_z = 65535;
+  d.l2_bytes = 60 << 20;  // the tuner's input mode depends on it (tuner/timing_method.hpp)
   return d;
 }
 

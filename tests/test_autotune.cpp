@@ -13,6 +13,7 @@
 #include "gemm_check.hpp"
 #include "kernel_sources.hpp"
 #include "process_dispatcher.hpp"
+#include "provenance.hpp"
 #include "nvrtc_compiler.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
@@ -342,7 +343,7 @@ TEST(Dispatch, ARowSplitPlanRunsEachPartWithItsOwnCachedWinner) {
       e.median_ms = 0.01;
       e.tuned_at = "2026-11-29T00:00:00Z";
       e.tilemm_version = "test";
-      e.versions = {detail::templates_hash(Precision::highest), device.nvrtc_version, device.driver_version};
+      e.versions = dispatch::running_versions(device, Precision::highest);
       e.arch = device.arch();
       e.source = "imported";
       store.put(e);

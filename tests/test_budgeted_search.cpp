@@ -284,3 +284,151 @@ TEST(BudgetedSearch, PlansAreTriedWithinTheBudgetWhenTheLastWaveIsMostlyIdle) {
 
 }  // namespace
 }  // namespace tilemm::tuner
+
+namespace tilemm::tuner {
+namespace {
+
+// Below highest, the FP32 result known for the shape (TuneSettings::highest_winner) is a
+// candidate the budget cannot leave out: the tuning ends with the faster of it and what the
+// search found, both timed on this bench (docs/tuning.md, "Precision modes").
+struct HighProblem {
+  Scripted s{40};
+  Problem high = kSquare;
+  std::vector<Variant> own;  // the high (tensor-core) kernels that can run it
+  MeasuredShape misleading;  // a history that ranks the fastest FP32 kernel last
+  explicit HighProblem(double own_ms) {
+    high.precision = Precision::high;
+    for (const auto& v : variant_space(Precision::high))
+      if (can_run(v, testing::synthetic_h200(), high)) own.push_back(v);
+    misleading = s.exact_history();
+    misleading.median_ms[s.fastest] = 100.0;
+    for (const auto& v : own) s.median[variant_name(v)] = own_ms;
+  }
+  TuneSettings settings(FakeBench& bench, double budget_ms, bool clock_runs) const {
+    TuneSettings t = budgeted(s, bench, budget_ms, clock_runs);
+    t.space.insert(t.space.end(), own.begin(), own.end());
+    t.history = {misleading};
+    return t;
+  }
+};
+
+TEST(BudgetedSearch, AHighTuningEndsWithTheShapesFp32WinnerWhenTheSearchMissesAFasterOne) {
+  const HighProblem h(0.8);
+  ASSERT_FALSE(h.own.empty());
+  // The search alone, misled by its ranking, does not time the fastest FP32 kernel.
+  FakeBench alone;
+  alone.median = h.s.median;
+  const auto missed = tune(testing::synthetic_h200(), h.high, alone, h.settings(alone, kSizingBudgetMs, false));
+  ASSERT_FALSE(screened(alone).count(h.s.fastest));
+  ASSERT_NE(missed.winner, h.s.fastest);
+  // Told the FP32 result's winner, it times it too, and it wins.
+  for (const double budget : {kSizingBudgetMs, 150.0}) {  // 150: runs out during the screening
+    FakeBench bench;
+    bench.median = h.s.median;
+    TuneSettings settings = h.settings(bench, budget, budget != kSizingBudgetMs);
+    settings.highest_winner = h.s.fastest;
+    const auto out = tune(testing::synthetic_h200(), h.high, bench, settings);
+    EXPECT_EQ(out.winner, h.s.fastest) << budget;
+    EXPECT_EQ(bench.timed_with.front().first, h.s.fastest) << "screened first";
+  }
+  // A winner outside the space given is admitted all the same.
+  FakeBench bench;
+  bench.median = h.s.median;
+  TuneSettings settings = h.settings(bench, kSizingBudgetMs, false);
+  settings.space.erase(std::remove_if(settings.space.begin(), settings.space.end(),
+                                      [&](const Variant& v) { return variant_name(v) == h.s.fastest; }),
+                       settings.space.end());
+  settings.highest_winner = h.s.fastest;
+  EXPECT_EQ(tune(testing::synthetic_h200(), h.high, bench, settings).winner, h.s.fastest);
+}
+
+TEST(BudgetedSearch, AFasterTensorCoreKernelBeatsTheShapesFp32Winner) {
+  const HighProblem h(0.3);  // the tensor-core kernels beat every FP32 one
+  FakeBench bench;
+  bench.median = h.s.median;
+  TuneSettings settings = h.settings(bench, kSizingBudgetMs, false);
+  settings.highest_winner = h.s.fastest;
+  const auto out = tune(testing::synthetic_h200(), h.high, bench, settings);
+  EXPECT_EQ(precision_of(parse_variant(out.winner)), Precision::high) << out.winner;
+  EXPECT_TRUE(screened(bench).count(h.s.fastest));  // timed, and lost on the same bench
+  // The FP32 winner's timing is recorded like any candidate's.
+  for (const auto& c : out.candidates)
+    if (c.variant == h.s.fastest) {
+      EXPECT_DOUBLE_EQ(c.stats.median_ms, 0.5);
+    }
+}
+
+TEST(BudgetedSearch, TheFp32WinnerIsNotPrunedByTheCheapRulesButStillMustRunTheProblem) {
+  // A tile so large that its grid fills under a quarter of the SMs, while tiled_t16's fills
+  // them all: the underfilled rule prunes it before anything compiles.
+  const Problem high = [] {
+    Problem p = Problem::square(512);
+    p.precision = Precision::high;
+    return p;
+  }();
+  std::string big;
+  for (const auto& v : variant_space())
+    if (can_run(v, testing::synthetic_h200(), high) &&
+        detail::grid_blocks(v, high) * 4 < std::uint64_t(testing::synthetic_h200().sm_count)) {
+      big = variant_name(v);
+      break;
+    }
+  ASSERT_FALSE(big.empty());
+  FakeBench bench;
+  bench.median = {{big, 0.1}, {"tiled_t16_p0", 1.0}};
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.space = {parse_variant("tiled_t16_p0"), parse_variant(big)};
+  const auto pruned = tune(testing::synthetic_h200(), high, bench, settings);
+  ASSERT_EQ(pruned.winner, "tiled_t16_p0");  // the rule prunes it without being told
+  settings.highest_winner = big;
+  EXPECT_EQ(tune(testing::synthetic_h200(), high, bench, settings).winner, big);
+  // A winner that cannot run the problem (a newer precision rule, another device) stays refused.
+  Problem odd = Problem::dense(512, 512, 512, 1);
+  odd.precision = Precision::high;
+  settings.highest_winner = "warptile_bm128_bn128_bk16_wm64_wn32_tm8_tn4_v4_mb1";
+  const auto out = tune(testing::synthetic_h200(), odd, bench, settings);
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  for (const auto& c : out.candidates)
+    if (c.variant == settings.highest_winner) {
+      EXPECT_EQ(c.status, CandidateStatus::cannot_run);
+    }
+}
+
+TEST(BudgetedSearch, TheShapesFp32PlanIsTriedWhereTheBudgetTriesNoPlanWithItsPartsFp32Winners) {
+  // tiled_t16 on 1100 x 260 leaves its last wave nearly full: the budget alone tries no plan.
+  Problem high = kPlanned;
+  high.precision = Precision::high;
+  PlanSettings plans;
+  plans.bench_for = [](const Problem& part) {
+    auto b = std::make_unique<FakeBench>();
+    // The parts' FP32 winners are the fastest for them.
+    b->median = {{"tiled_t16_p0", 1.0}, {part.M == 1024 ? "tiled_t32_p0" : "tiled_t8_p0", 0.5}};
+    return std::unique_ptr<CandidateBench>(std::move(b));
+  };
+  plans.highest_part_winners = {{1024, "tiled_t32_p0"}, {76, "tiled_t8_p0"}};
+  FakeBench bench;
+  bench.median = {{"tiled_t16_p0", 1.0}, {"rowsplit_h1024", 0.8}};
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.space = {parse_variant("tiled_t16_p0")};
+  settings.budget_ms = 2000;
+  const auto alone = tune_with_plans(testing::synthetic_h200(), high, bench, settings, plans);
+  ASSERT_EQ(alone.outcome.winner, "tiled_t16_p0");  // not told: no plan tried
+  ASSERT_TRUE(alone.parts.empty());
+
+  settings.highest_winner = "rowsplit_h1024";
+  const auto out = tune_with_plans(testing::synthetic_h200(), high, bench, settings, plans);
+  EXPECT_EQ(out.outcome.winner, "rowsplit_h1024");
+  EXPECT_EQ(bench.plans, std::vector<std::string>{"rowsplit_h1024: tiled_t32_p0 + tiled_t8_p0"});
+  // Its parts were tuned at high, each with its own FP32 winner among its candidates, for the
+  // caller to store: gemm() runs the plan's parts by these entries.
+  ASSERT_EQ(out.parts.size(), 2u);
+  for (const auto& part : out.parts) {
+    EXPECT_EQ(part.problem.precision, Precision::high);
+    EXPECT_EQ(part.outcome.winner, part.problem.M == 1024 ? "tiled_t32_p0" : "tiled_t8_p0");
+  }
+}
+
+}  // namespace
+}  // namespace tilemm::tuner

@@ -33,6 +33,7 @@ DeviceInfo device() {
 
 StoredEntry stored(const Problem& p, const std::string& winner, const std::string& source = "tuned") {
   StoredEntry e;
+  e.precision = p.precision;
   e.device_key = device().model_key();
   e.M = p.M;
   e.N = p.N;
@@ -42,7 +43,7 @@ StoredEntry stored(const Problem& p, const std::string& winner, const std::strin
   e.median_ms = 1.0;
   e.tuned_at = "2026-11-29T00:00:00Z";
   e.tilemm_version = "test";
-  e.versions = running_versions(device());
+  e.versions = running_versions(device(), p.precision);
   e.arch = device().arch();
   e.source = source;
   CandidateResult c;
@@ -56,7 +57,8 @@ StoredEntry stored(const Problem& p, const std::string& winner, const std::strin
 // attempt that finds the lease held by someone else.
 class FakeStore : public ResultStore {
  public:
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>, StoredEntry> entries;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, Precision>, StoredEntry>
+      entries;
   std::map<std::string, std::vector<char>> cubins;  // by variant
   bool shared = false;
   bool fail = false;
@@ -75,16 +77,16 @@ class FakeStore : public ResultStore {
     if (before_destruction) before_destruction(*this);
   }
 
-  void add(const StoredEntry& e) { entries[{e.M, e.N, e.K, e.problem_class}] = e; }
+  void add(const StoredEntry& e) { entries[{e.M, e.N, e.K, e.problem_class, e.precision}] = e; }
   const StoredEntry* at(const Problem& p) const {
-    const auto it = entries.find({p.M, p.N, p.K, class_of(p)});
+    const auto it = entries.find({p.M, p.N, p.K, class_of(p), p.precision});
     return it == entries.end() ? nullptr : &it->second;
   }
 
   std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
                                   const std::string& problem_class, bool with_candidates) override {
     check();
-    const auto it = entries.find({p.M, p.N, p.K, problem_class});
+    const auto it = entries.find({p.M, p.N, p.K, problem_class, p.precision});
     if (it == entries.end() || it->second.device_key != device_key) return std::nullopt;
     StoredEntry e = it->second;
     if (!with_candidates) e.candidates.clear();
@@ -183,6 +185,9 @@ class FakeTuner : public ShapeTuner {
   std::map<std::int64_t, std::string> part_winners;
   std::vector<std::int64_t> tuned;  // M of each tuning
   std::vector<std::map<std::int64_t, std::string>> known;  // the known parts of each
+  // The FP32 results' winners each was given (TuneRequest::highest_winner, highest_part_winners).
+  std::vector<std::string> highest;
+  std::vector<std::map<std::int64_t, std::string>> highest_parts;
   // Candidates each tuning gets a CUBIN for through the request's compiler, and what it got:
   // "<variant> <first byte of the image>".
   std::vector<std::string> candidates;
@@ -200,6 +205,8 @@ class FakeTuner : public ShapeTuner {
       binaries.push_back(name + " " + std::string(1, binary.cubin.empty() ? '?' : binary.cubin[0]));
     }
     known.push_back(request.known_part_winners);
+    highest.push_back(request.highest_winner);
+    highest_parts.push_back(request.highest_part_winners);
     searches.push_back({request.budget_ms, request.history});
     tuner::ShapeTuning t;
     t.outcome = outcome(winners.count(problem.M) ? winners.at(problem.M) : "tiled_t16_p0");
@@ -609,6 +616,73 @@ TEST(Dispatcher, APlansPartWithAResultAlreadyIsNotTunedAgainUnlessForced) {
   ASSERT_EQ(rig.tuner->known.size(), 2u);
   EXPECT_TRUE(rig.tuner->known[1].empty());  // forced: every part measured anew
   EXPECT_EQ(rig.store->at(detail::rows_of(planned, 1024))->winner, "tiled_t16_p1");
+}
+
+Problem at(Problem p, Precision precision) {
+  p.precision = precision;
+  return p;
+}
+
+// Below highest, a tuning is given the winner of the shape's fresh highest result (the cache's,
+// else the preloaded one), which it times like any candidate; a highest tuning, a shape without
+// one or with a stale one is given none.
+TEST(Dispatcher, AReducedPrecisionTuningIsGivenTheShapesFreshHighestWinner) {
+  const Problem high = at(kShape, Precision::high);
+  const std::string cached = "tiled_t32_p0", shipped = "tiled_t8_p0";
+  {
+    Rig rig;  // nothing known for highest: unchanged
+    rig.autotune(high);
+    ASSERT_EQ(rig.tuner->highest.size(), 1u);
+    EXPECT_EQ(rig.tuner->highest[0], "");
+  }
+  {
+    Rig rig({stored(kShape, shipped, "preloaded")});
+    rig.store->add(stored(kShape, cached));
+    rig.autotune(high);
+    rig.autotune(at(kShape, Precision::medium));
+    rig.autotune(high, TunePolicy::tune_on_miss, /*force=*/true);  // forced: its name still given
+    rig.autotune(kShape, TunePolicy::tune_on_miss, /*force=*/true);  // highest itself: none
+    EXPECT_EQ(rig.tuner->highest, (std::vector<std::string>{cached, cached, cached, ""}));
+    // The cache's entry is stale: the preloaded one serves; both stale: none.
+    StoredEntry stale = stored(kShape, cached);
+    stale.versions.template_hash = "ffffffffffffffff";
+    rig.store->add(stale);
+    rig.autotune(high, TunePolicy::tune_on_miss, true);
+    rig.preloaded[0].versions.template_hash = "ffffffffffffffff";
+    rig.preloaded_headers[0].versions.template_hash = "ffffffffffffffff";
+    rig.autotune(high, TunePolicy::tune_on_miss, true);
+    ASSERT_EQ(rig.tuner->highest.size(), 6u);
+    EXPECT_EQ(rig.tuner->highest[4], shipped);
+    EXPECT_EQ(rig.tuner->highest[5], "");
+  }
+  {
+    // An entry of another class is another shape's.
+    Rig rig;
+    rig.store->add(stored(Problem::dense(512, 512, 512, 1), cached));
+    rig.autotune(high);
+    EXPECT_EQ(rig.tuner->highest, std::vector<std::string>{""});
+  }
+}
+
+TEST(Dispatcher, AReducedPrecisionTuningIsGivenTheHighestPlanAndItsPartsWinners) {
+  const Problem planned = Problem::dense(1100, 260, 300, 4);
+  Rig rig;
+  rig.store->add(stored(planned, "rowsplit_h1024"));
+  rig.store->add(stored(detail::rows_of(planned, 1024), "tiled_t32_p0"));
+  rig.store->add(stored(detail::rows_of(planned, 76), "tiled_t8_p0"));
+  rig.tuner->winners[1100] = "rowsplit_h1024";
+  rig.tuner->part_winners = {{1024, "tiled_t32_p0"}, {76, "tiled_t8_p0"}};
+  const AutotuneResult r = rig.autotune(at(planned, Precision::high));
+  ASSERT_EQ(rig.tuner->highest.size(), 1u);
+  EXPECT_EQ(rig.tuner->highest[0], "rowsplit_h1024");
+  EXPECT_EQ(rig.tuner->highest_parts[0],
+            (std::map<std::int64_t, std::string>{{1024, "tiled_t32_p0"}, {76, "tiled_t8_p0"}}));
+  // The high parts are not the highest ones: tuned with the shape and stored at high.
+  EXPECT_TRUE(rig.tuner->known[0].empty());
+  EXPECT_EQ(r.winner, "rowsplit_h1024");
+  ASSERT_NE(rig.store->at(at(detail::rows_of(planned, 76), Precision::high)), nullptr);
+  EXPECT_EQ(rig.store->at(at(detail::rows_of(planned, 76), Precision::high))->winner, "tiled_t8_p0");
+  EXPECT_EQ(rig.store->at(detail::rows_of(planned, 76))->precision, Precision::highest);
 }
 
 TEST(Resolution, TheSourcesAndWhichMayAnswerACall) {

@@ -23,6 +23,7 @@
 #include "program_output.hpp"
 #include "stream_hold.hpp"
 #include "support_kernels.hpp"
+#include "timing_method.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm {
@@ -350,6 +351,32 @@ TEST(GpuBench, TimesAVariantAndVerifiesAndTimesARowSplitPlan) {
   EXPECT_EQ(given_up.stats.samples, plan.probe);
 }
 
+// The bench times a problem in the mode its working set implies on this device
+// (tuner/timing_method.hpp): one set of buffers for a problem within half the L2, rotated sets
+// above. Either way verification checks set 0 against the reference.
+TEST(GpuBench, TimesEachProblemInTheInputModeItsSizeImplies) {
+  TILEMM_REQUIRE_DEVICE();
+  const DeviceInfo& device = current_device();
+  ASSERT_GT(device.l2_bytes, 0u);
+  const Problem small = Problem::dense(300, 200, 236);
+  GpuBench warm(device, small);
+  EXPECT_EQ(warm.input_mode(), tuner::InputMode::same_buffers);
+  EXPECT_EQ(warm.input_sets(), 1u);
+  EXPECT_EQ(warm.verify_launch(naive_candidate()).status, CandidateStatus::ok);
+  EXPECT_GT(warm.time_launch(naive_candidate(), 1e9).stats.median_ms, 0.0);
+
+  // The smallest square problem whose working set (3 n^2 floats) exceeds half the L2.
+  const auto n = static_cast<std::int64_t>(std::sqrt(static_cast<double>(device.l2_bytes) / 24.0)) + 1;
+  const Problem large = Problem::square(n);
+  ASSERT_GT(tuner::working_set_bytes(large), device.l2_bytes / 2);
+  GpuBench cold(device, large);
+  EXPECT_EQ(cold.input_mode(), tuner::InputMode::rotated);
+  EXPECT_EQ(cold.input_sets(), tuner::input_set_count(large, device.l2_bytes));
+  EXPECT_GT(cold.input_sets(), 1u);
+  const CheckResult checked = cold.verify_launch(naive_candidate());
+  EXPECT_EQ(checked.status, CandidateStatus::ok) << checked.reason;
+}
+
 TEST(StreamHold, KeepsItsStreamWaitingWhileTheBatchIsEnqueuedThenLetsItRun) {
   TILEMM_REQUIRE_DEVICE();
   cudaStream_t stream = nullptr;
@@ -389,29 +416,7 @@ TEST(StreamHold, AHoldNeverReleasedEndsByItselfAfterItsLongest) {
   cudaFreeHost(flag);
 }
 
-// A and B of set 0 are allocated before its C, which no GPU can hold: the constructor throws,
-// and what it took comes back.
-TEST(GpuBench, AConstructorThatFailsGivesBackWhatItAllocated) {
-  TILEMM_REQUIRE_DEVICE();
-  const std::int64_t big = std::int64_t{1} << 18, K = 4096;  // A and B: 4 GiB each; C: 256 GiB
-  cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  // tilemm's own pool, not the device's free memory: other processes (ctest -j) use the GPU too.
-  const int ordinal = current_device().ordinal;
-  const std::uint64_t used_before = detail::workspace_bytes_in_use(ordinal);
-  try {
-    GpuBench bench(current_device(), Problem::dense(big, big, K));
-    FAIL() << "a bench with a 256 GiB C was made";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::cuda);
-    EXPECT_NE(std::string(e.what()).find("cudaMallocFromPoolAsync"), std::string::npos) << e.what();
-  }
-  (void)cudaGetLastError();  // the refused allocation is not sticky; leave nothing for later calls
-  // The frees are ordered on the bench's stream: once it is done, nothing it took is in use.
-  cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  EXPECT_EQ(detail::workspace_bytes_in_use(ordinal), used_before);
-}
-
-// With TILEMM_LOG=debug a bench logs how long its setup took, step by step. The level is read
+// With TILEMM_LOG=debug a bench logs its input mode and how long its setup took, step by step. The level is read
 // once per process, so the test runs the child below in a process of its own.
 TEST(GpuBench, DebugLogBreaksTheSetupDown) {
   TILEMM_REQUIRE_DEVICE();
@@ -423,7 +428,8 @@ TEST(GpuBench, DebugLogBreaksTheSetupDown) {
       std::string("TILEMM_LOG=debug '") + self +
       "' --gtest_also_run_disabled_tests --gtest_filter=GpuBench.DISABLED_ConstructsOneBench 2>&1");
   EXPECT_EQ(out.code, 0) << out.text;
-  for (const char* part : {"tilemm: debug: bench setup for 300x200x236: ", "allocation ", "random fill ", "reference "})
+  for (const char* part : {"tilemm: debug: bench setup for 300x200x236: inputs same buffers (working set ",
+                           "1 input sets of ", "allocation ", "random fill ", "reference "})
     EXPECT_NE(out.text.find(part), std::string::npos) << part << "\n" << out.text;
 }
 

@@ -2,6 +2,7 @@
 // device's model and the problem's class, fresh, the cache's before the preloaded ones.
 #include <gtest/gtest.h>
 
+#include "kernel_sources.hpp"
 #include "provenance.hpp"
 #include "synthetic_device.hpp"
 #include "tuning_history.hpp"
@@ -61,6 +62,34 @@ TEST(TuningHistory, TimedCandidatesOfFreshEntriesOfTheClassCountAndTheCacheComes
   EXPECT_EQ(shapes[0].median_ms, (std::map<std::string, double>{{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 3.0}}));
   EXPECT_EQ(shapes[1].M, 4096);
   EXPECT_EQ(shapes[1].median_ms.at("tiled_t16_p0"), 40.0);
+}
+
+// An entry of the same templates timed by an earlier timing method (it stored the templates hash
+// alone, before tuner::kTimingMethodVersion joined it) is stale, in the cache or preloaded: its
+// medians mean something else and must not rank this build's candidates.
+TEST(TuningHistory, ResultsTimedByAnotherTimingMethodAreStaleAndDoNotCount) {
+  const auto running = running_versions(device());
+  for (const std::string source : {"tuned", "preloaded"}) {
+    cache::StoredEntry old = entry(512, "a4-dense", source, {timed("tiled_t16_p0", CandidateStatus::ok, 2.0, 30)});
+    old.versions.template_hash = detail::templates_hash(Precision::highest);
+    EXPECT_FALSE(is_fresh(old, running)) << source;
+    EXPECT_TRUE(measured_shapes({old}, {old}, device(), "a4-dense", running).empty()) << source;
+  }
+}
+
+// The results hash: 16 hex digits like the templates hash it replaces in stored entries, one per
+// precision, equal between two precisions exactly when their templates hashes are.
+TEST(ResultsHash, VersionsTheTemplatesAndTheTimingMethodPerPrecision) {
+  const Precision all[] = {Precision::highest, Precision::high, Precision::medium};
+  for (const Precision p : all) {
+    const std::string& h = results_hash(p);
+    EXPECT_EQ(h.size(), 16u);
+    EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
+    EXPECT_NE(h, detail::templates_hash(p));
+    EXPECT_EQ(running_versions(device(), p).template_hash, h);
+    for (const Precision q : all)
+      EXPECT_EQ(results_hash(p) == results_hash(q), detail::templates_hash(p) == detail::templates_hash(q));
+  }
 }
 
 TEST(TuningHistory, AnotherModelsCacheEntriesDoNotCount) {

@@ -82,8 +82,15 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
     for (const auto& v : space)
       if (precision_of(v) == problem.precision) own.insert(variant_name(v));
   for (const auto& name : own) chosen[name] = true;
+  // Before them, the shape's FP32 winner (TuneSettings::highest_winner): always screened, so that
+  // the tuning cannot end slower than it.
+  const std::string& highest = settings.highest_winner;
+  if (!highest.empty()) chosen[highest] = true;
   // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
+    const bool highest_a = !highest.empty() && a.result.variant == highest;
+    const bool highest_b = !highest.empty() && b.result.variant == highest;
+    if (highest_a != highest_b) return highest_a;
     const bool own_a = own.count(a.result.variant) > 0, own_b = own.count(b.result.variant) > 0;
     if (own_a != own_b) return own_a;
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);

@@ -17,16 +17,9 @@
 #include "nvrtc_compiler.hpp"
 #include "row_split.hpp"
 #include "support_kernels.hpp"
+#include "timing_method.hpp"
 
 namespace tilemm::tuner {
-namespace {
-
-// Enough copies of the inputs that rotating through them streams from HBM, not L2.
-constexpr double kL2Multiple = 3.0;
-constexpr std::size_t kMaxSets = 64;
-constexpr std::size_t kMaxRotationBytes = std::size_t{2} << 30;
-
-}  // namespace
 
 TimingPlan standard_timing_plan() { return {}; }
 
@@ -76,7 +69,10 @@ TimingStats summarize(std::vector<float> samples) {
 }
 
 GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
-    : device_(device), problem_(problem), plan_(timing_plan_from_environment()) {
+    : device_(device),
+      problem_(problem),
+      plan_(timing_plan_from_environment()),
+      input_mode_(tuner::input_mode(problem, device.l2_bytes)) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();
   // Measuring a step means waiting for it, which would keep the reference from overlapping the
@@ -91,10 +87,7 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
   const std::size_t b_count = static_cast<std::size_t>(problem.K * problem.ldb);
   const std::size_t c_count = static_cast<std::size_t>(problem.M * problem.ldc);
   const std::size_t set_bytes = (a_count + b_count + c_count) * sizeof(float);
-  std::size_t sets = static_cast<std::size_t>(
-      std::ceil(kL2Multiple * static_cast<double>(device.l2_bytes) / static_cast<double>(set_bytes)));
-  sets = std::clamp<std::size_t>(sets, 1, kMaxSets);
-  sets = std::max<std::size_t>(1, std::min(sets, kMaxRotationBytes / std::max<std::size_t>(set_bytes, 1)));
+  const std::size_t sets = input_set_count(problem, device.l2_bytes);
 
   cudaStream_t stream = nullptr;
   TILEMM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -132,13 +125,17 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
   const auto ms = [](Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double, std::milli>(to - from).count();
   };
-  char line[320];
+  char line[480];
   std::snprintf(line, sizeof line,
-                "bench setup for %lldx%lldx%lld: %zu input sets of %.1f MiB; allocation %.2f ms, "
+                "bench setup for %lldx%lldx%lld: inputs %s (working set %.1f MiB, L2 %.1f MiB: "
+                "tuner/timing_method.hpp), %zu input sets of %.1f MiB; allocation %.2f ms, "
                 "random fill %.2f ms%s, reference %.2f ms (each step waited for; without "
                 "TILEMM_LOG=debug the steps overlap the caller's work)",
                 static_cast<long long>(problem.M), static_cast<long long>(problem.N),
-                static_cast<long long>(problem.K), sets, static_cast<double>(set_bytes) / (1 << 20),
+                static_cast<long long>(problem.K), input_mode_name(input_mode_),
+                static_cast<double>(working_set_bytes(problem)) / (1 << 20),
+                static_cast<double>(device.l2_bytes) / (1 << 20), sets,
+                static_cast<double>(set_bytes) / (1 << 20),
                 ms(started, allocated), ms(allocated, filled),
                 compiled ? " (with an NVRTC compilation: the support kernels' first use)" : "",
                 ms(filled, referenced));

@@ -1,4 +1,5 @@
-// The CandidateBench of the real GPU: inputs rotated through enough copies to exceed the L2,
+// The CandidateBench of the real GPU: inputs in the mode the problem's size implies (rotated
+// through enough copies to exceed the L2, or the same buffers every launch: timing_method.hpp),
 // results checked against the naive kernel's arithmetic with an error bound that grows with K,
 // timings from CUDA events around each launch. Inputs, reference and checks stay on the GPU
 // (kernel_templates/support/verification.cu): only a few bytes per verification come back.
@@ -14,6 +15,7 @@
 #include "candidate_bench.hpp"
 #include "launch.hpp"
 #include "stream_hold.hpp"
+#include "timing_method.hpp"
 
 namespace tilemm::tuner {
 
@@ -29,8 +31,8 @@ TimingPlan timing_plan_from_environment();
 
 class GpuBench : public CandidateBench {
  public:
-  // Allocates the inputs for `problem` on the current device (which `device` describes) from
-  // tilemm's stream-ordered pool, fills them with random values and enqueues the reference on the
+  // Allocates the inputs for `problem` (input_set_count() sets: timing_method.hpp) on the current
+  // device (which `device` describes) from tilemm's stream-ordered pool, fills them with random values and enqueues the reference on the
   // bench's own stream: nothing synchronizes (except with TILEMM_LOG=debug, which measures each
   // step), so the reference runs while the caller compiles candidates. The first bench of a
   // process on a device compiles the support kernels with NVRTC. Throws tilemm::Error on CUDA
@@ -44,6 +46,11 @@ class GpuBench : public CandidateBench {
   TimingResult time(const Variant& v, double give_up_ms) override;
   TimingPlan timing_plan() const override { return plan_; }
   TimingResult time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) override;
+  // The input mode timed launches use (input_mode(problem, device.l2_bytes)) and how many sets
+  // of inputs they rotate through (1 with same_buffers). Verification always uses set 0.
+  InputMode input_mode() const { return input_mode_; }
+  std::size_t input_sets() const { return sets_.size(); }
+
   // A part's kernel is the one loaded in this process (tuning the part loaded it), else it is
   // compiled with NVRTC (once per process).
   CheckResult verify_plan(const RowSplitPlan& plan) override;
@@ -85,6 +92,7 @@ class GpuBench : public CandidateBench {
   DeviceInfo device_;
   Problem problem_;
   TimingPlan plan_;
+  InputMode input_mode_;
   Stream stream_;  // before the buffers: they are freed on it, so it must outlive them
   std::vector<Set> sets_;
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "family_registry.hpp"
 #include "row_split.hpp"
@@ -30,7 +31,11 @@ std::string part_winner(const DeviceInfo& device, const Problem& problem, std::i
   const Problem part = detail::rows_of(problem, rows);
   if (!plans.bench_for) throw Error(ErrorKind::internal, "tilemm: no bench for a row-split part");
   const std::unique_ptr<CandidateBench> bench = plans.bench_for(part);
-  tuned.push_back({part, tune(device, part, *bench, settings)});
+  TuneSettings part_settings = settings;  // the part's own FP32 winner, not the shape's
+  const auto highest = plans.highest_part_winners.find(rows);
+  part_settings.highest_winner =
+      highest == plans.highest_part_winners.end() ? std::string() : highest->second;
+  tuned.push_back({part, tune(device, part, *bench, part_settings)});
   return tuned.back().outcome.winner;
 }
 
@@ -77,7 +82,12 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
                             const TuneSettings& settings, const PlanSettings& plans) {
   ShapeTuning out;
   out.outcome = tune(device, problem, bench, settings);
-  const std::vector<std::int64_t> heights = detail::row_split_heights(problem);
+  std::vector<std::int64_t> heights = detail::row_split_heights(problem);
+  // The FP32 result's plan (TuneSettings::highest_winner) is tried whatever the budget says.
+  const std::optional<std::int64_t> highest_plan = detail::parse_row_split(settings.highest_winner);
+  if (highest_plan && detail::row_split_fits(*highest_plan, problem) &&
+      std::find(heights.begin(), heights.end(), *highest_plan) == heights.end())
+    heights.push_back(*highest_plan);
   if (heights.empty()) return out;
   const auto start = std::chrono::steady_clock::now();
   TuneSettings part_settings = settings;
@@ -85,11 +95,17 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
   if (settings.budget_ms > 0 && !detail::parse_row_split(out.outcome.winner))
     why_not = why_no_plans_within_budget(device, problem, out.outcome, settings, plans, heights,
                                          part_settings.budget_ms);
+  // Where the budget would try no plan, the FP32 result's plan still has its parts tuned (each
+  // part's FP32 winner screened first), within the share of the budget plans are given.
+  TuneSettings highest_plan_settings = part_settings;
+  if (!why_not.empty())
+    highest_plan_settings.budget_ms = kPlanBudgetShare * settings.budget_ms / 3;  // 2 parts, 1 plan
   double best = out.outcome.median_ms;
   for (const std::int64_t rows : heights) {
     CandidateResult c;
     c.variant = detail::row_split_name(rows);
-    if (!why_not.empty()) {
+    const bool is_highest_plan = highest_plan && rows == *highest_plan;
+    if (!why_not.empty() && !is_highest_plan) {
       c.status = CandidateStatus::pruned;
       c.reason = why_not;
       out.outcome.candidates.push_back(std::move(c));
@@ -100,9 +116,10 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
       continue;
     }
     try {
-      const std::string core = part_winner(device, problem, rows, part_settings, plans, out.parts);
+      const TuneSettings& parts_settings = is_highest_plan ? highest_plan_settings : part_settings;
+      const std::string core = part_winner(device, problem, rows, parts_settings, plans, out.parts);
       const std::string rest =
-          part_winner(device, problem, problem.M - rows, part_settings, plans, out.parts);
+          part_winner(device, problem, problem.M - rows, parts_settings, plans, out.parts);
       const std::string parts = "rows 0-" + std::to_string(rows - 1) + ": " + core + "; rows " +
                                 std::to_string(rows) + "-" + std::to_string(problem.M - 1) + ": " +
                                 rest;

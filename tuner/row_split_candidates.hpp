@@ -35,9 +35,14 @@ struct PlanSettings {
   // instead of tuning the part. The caller checked that each can run its part; a winner that is
   // itself a plan makes the plan cannot_run (plans do not nest).
   std::map<std::int64_t, std::string> known_winners;
+  // For a tuning below highest: the winners of the parts' highest (FP32) results, by the part's
+  // M; each is the TuneSettings::highest_winner of that part's tuning.
+  std::map<std::int64_t, std::string> highest_part_winners;
 };
 
-// tune(), then one more candidate per row_split_heights(problem), named row_split_name(h). A
+// tune(), then one more candidate per row_split_heights(problem), named row_split_name(h) (and
+// the plan settings.highest_winner names, tried whatever the budget says, with its parts tuned
+// at the problem's precision under a share of the budget, unless known). A
 // plan's reason names its parts' winners ("rows 0-1023: <core>; rows 1024-1099: <rest>"), after
 // any other reason. settings.skip and settings.on_candidate apply to plans as to variants, and
 // settings (skip, hooks, progress) to the parts' tunings. A plan whose part cannot be tuned (no

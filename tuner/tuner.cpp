@@ -12,6 +12,7 @@
 #include "budgeted_search.hpp"
 #include "family_registry.hpp"
 #include "log.hpp"
+#include "row_split.hpp"
 #include "search_candidate.hpp"
 #include "tilemm/error.hpp"
 
@@ -42,7 +43,7 @@ void compile_all(std::vector<Pending>& pending, const std::string& arch, const C
 // whose tiles are so large that the grid fills under a quarter of the SMs cannot win (they run
 // at most a quarter of the machine) and are not compiled or timed.
 void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
-                       const Problem& problem) {
+                       const Problem& problem, const std::string& exempt) {
   if (device.sm_count <= 0) return;
   std::uint64_t most = 0;
   for (const auto& p : pending)
@@ -52,7 +53,7 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
   if (most < sms) return;
   for (auto& p : pending) {
     const std::uint64_t blocks = detail::grid_blocks(p.variant, problem);
-    if (p.result.status == CandidateStatus::ok && blocks * 4 < sms) {
+    if (p.result.status == CandidateStatus::ok && blocks * 4 < sms && p.result.variant != exempt) {
       p.result.status = CandidateStatus::pruned;
       p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +
                         std::to_string(sms) + " SMs, while smaller tiles fill them all";
@@ -63,8 +64,9 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
 // Cheap rules before anything compiles, each family's own (Family::pruning_hint): split-K where
 // the unsplit grid already fills the SMs, aligned copies of an aligned problem...
 void prune_by_family_hints(std::vector<Pending>& pending, const DeviceInfo& device,
-                           const Problem& problem) {
+                           const Problem& problem, const std::string& exempt) {
   for (auto& p : pending) {
+    if (p.result.variant == exempt) continue;
     const auto& family = detail::find_family(p.variant.family);
     if (std::string why = family.pruning_hint(p.variant, device, problem); !why.empty()) {
       p.result.status = CandidateStatus::pruned;
@@ -231,12 +233,26 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     admit(variant_space(problem.precision));
     if (problem.precision != Precision::highest) admit(variant_space(Precision::highest));
   }
+  // The FP32 result's winner is a candidate whatever the space (a plan's name is
+  // tune_with_plans' to try); it is exempt from the cheap pruning rules below and from the
+  // budget's selection (TuneSettings::highest_winner).
+  const std::string& highest = settings.highest_winner;
+  const bool highest_is_variant = !highest.empty() && !detail::parse_row_split(highest);
+  const auto admitted = [&] {
+    for (const auto& p : pending)
+      if (p.result.variant == highest) return true;
+    for (const auto& r : rejected)
+      if (r.variant == highest) return true;
+    return false;
+  };
+  if (highest_is_variant && !admitted()) admit({parse_variant(highest)});
+  const std::string exempt = highest_is_variant ? highest : std::string();
 
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  prune_by_family_hints(pending, device, problem);
-  prune_underfilled(pending, device, problem);
+  prune_by_family_hints(pending, device, problem, exempt);
+  prune_underfilled(pending, device, problem, exempt);
   if (budgeted) {
     select_within_budget(pending, device, problem, settings);
     // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.

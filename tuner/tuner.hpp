@@ -48,6 +48,14 @@ struct TuneSettings {
   double budget_ms = 0.0;
   std::vector<MeasuredShape> history;
   std::function<double()> now_ms;  // the budget's clock in milliseconds; empty: steady_clock
+  // For a tuning below highest: the winner of the shape's highest (FP32) result, a variant's or
+  // a row-split plan's name (the dispatcher looks it up; empty: none known). A variant is
+  // admitted even outside `space` (skip and can_run still apply), exempt from the pruning rules
+  // and the budget's selection, and screened first; tune_with_plans tries a plan whatever the
+  // budget says. Either is then timed on the same bench like any candidate, so the tuning ends
+  // with the faster of it and the search's winner: asking for less precision does not end slower
+  // than the FP32 result known for the shape (docs/tuning.md, "Precision modes").
+  std::string highest_winner;
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and

@@ -4,7 +4,9 @@
 // cuBLAS and tilemm are timed twice: on inputs rotated through copies that together exceed the
 // L2 several times (L2-cold, as a call on fresh data) and on the same inputs every launch
 // (L2-warm, as a loop over one set of buffers). A shape that fits in the L2 can rank kernels
-// differently in the two modes; the tuner times rotated inputs. With --precision, tilemm runs in
+// differently in the two modes; the tuner times each shape in the mode its working set implies
+// (the same inputs within half the L2, rotated above: tuner/timing_method.hpp), so a winner is
+// chosen for that mode's column. With --precision, tilemm runs in
 // each mode given (highest, high, medium), one row each, every row's error against a float64
 // reference next to cuBLAS FP32's.
 //

@@ -5,8 +5,9 @@
 //      the end of the kernel), and reads the winner back;
 //   2. tunes the shape with the exhaustive search into a second cache (--exhaustive-cache), so
 //      that the budgeted tunings rank only by what a real machine would have measured;
-//   3. times both winners head to head on the same inputs, rotated through copies larger than the
-//      L2 as the tuner times them, in alternating blocks of launches that run back to back on the
+//   3. times both winners head to head on the same inputs, in the input mode the tuner times the
+//      shape in (the same buffers within half the L2, else rotated through copies larger than it:
+//      tuner/timing_method.hpp), in alternating blocks of launches that run back to back on the
 //      GPU (core/stream_hold.hpp), CUDA events around each launch, median.
 // Regret = budgeted winner's median / exhaustive winner's median (1 when both chose the same).
 // Usage: tilemm-tuning-regret --help
@@ -33,6 +34,7 @@
 #include "row_split.hpp"
 #include "stream_hold.hpp"
 #include "tilemm/tilemm.hpp"
+#include "timing_method.hpp"
 #include "tool_conventions.hpp"
 
 namespace {
@@ -68,7 +70,8 @@ std::vector<Shape> draw_shapes(int count, std::uint64_t seed, std::int64_t max_d
   return out;
 }
 
-// Enough copies of A, B and C that consecutive launches read from HBM, not the L2.
+// The copies of A, B and C that the tuner's bench would time the shape on: one where it uses the
+// same buffers every launch, else enough that consecutive launches read from HBM, not the L2.
 struct Rotation {
   struct Set {
     float *A = nullptr, *B = nullptr, *C = nullptr;
@@ -77,10 +80,7 @@ struct Rotation {
   Shape shape;
   Rotation(const Shape& s, std::size_t l2_bytes) : shape(s) {
     const std::size_t a = std::size_t(s.M * s.K), b = std::size_t(s.K * s.N), c = std::size_t(s.M * s.N);
-    const std::size_t bytes = (a + b + c) * sizeof(float);
-    std::size_t count = std::size_t(std::ceil(3.0 * double(l2_bytes) / double(bytes)));
-    count = std::clamp<std::size_t>(count, 1, 64);
-    count = std::max<std::size_t>(1, std::min(count, (std::size_t{2} << 30) / bytes));
+    const std::size_t count = tilemm::tuner::input_set_count(Problem::dense(s.M, s.N, s.K), l2_bytes);
     for (std::size_t i = 0; i < count; ++i) {
       Set set;
       cuda(cudaMalloc(reinterpret_cast<void**>(&set.A), a * sizeof(float)), "cudaMalloc A");
