@@ -181,7 +181,7 @@ __device__ __forceinline__ void wait_for_copies() {
 }
 
 // The stage barriers (mbarrier objects in shared memory): `full` completes a phase when the
-// producer has handed a tile over, `empty` when every consumer warp is done reading it.
+// producer has handed a tile over, `empty` when every consumer thread is done reading it.
 __device__ __forceinline__ void init_barrier(unsigned bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
@@ -398,7 +398,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
       init_barrier(full0 + 8 * s, 128);              // every producer thread hands over
-      init_barrier(empty0 + 8 * s, kGroups * 4);     // lane 0 of every consumer warp
+      init_barrier(empty0 + 8 * s, kGroups * 128);   // every consumer thread
     }
   }
   __syncthreads();
@@ -525,13 +525,12 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     wait_barrier(full0 + 8 * (t % STAGES), (t / STAGES) & 1);
     load_fragments(t % STAGES, f);
   };
-  // Tile t's wgmmas are done in this warp: its stage may be refilled once every warp says so.
-  // __syncwarp orders every lane's fragment loads from the stage before lane 0's arrival (a
-  // release), and so before the producer's copies that follow its wait (an acquire).
-  auto release = [&](int t) {
-    __syncwarp();
-    if (lane == 0) arrive(empty0 + 8 * (t % STAGES));
-  };
+  // Tile t's wgmmas are done in this warpgroup: its stage may be refilled once every consumer
+  // thread says so. Each thread's arrival (a release) orders its own fragment loads from the stage
+  // before the producer's copies that follow its wait (an acquire). One arrival per warp after a
+  // __syncwarp would be as correct, but compute-sanitizer's racecheck did not follow it and
+  // reported the one-warpgroup tiles' loads as racing the copies.
+  auto release = [&](int t) { arrive(empty0 + 8 * (t % STAGES)); };
 
   // The first wgmma of a sum ignores what its accumulators hold (scale-d 0), so they are set to
   // zero only where there is none, and tile 0 is issued before the loop: an instruction other
