@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Turns tilemm-bench's CSV into a PNG: TFLOP/s against problem size, one line per contender;
-or, with --table, into the README's Markdown table and geometric mean.
+"""Turns tilemm-bench's CSV into a PNG: TFLOP/s against problem size, one line per contender and
+input mode (rotated, L2-cold: solid; the same buffers, L2-warm: dashed); or, with --table, into
+the README's Markdown table and geometric mean.
 
 Usage: scripts/plot_bench.py tilemm-bench.csv docs/bench-h200.png ["title"]
        scripts/plot_bench.py --table tilemm-bench.csv
@@ -12,7 +13,11 @@ import sys
 from collections import defaultdict
 
 LABELS = {"cublas_fp32": "cuBLAS SGEMM (FP32, pedantic)", "best_tiled": "best textbook tile",
-          "tilemm": "tilemm tuned winner"}
+          "tilemm": "tilemm tuned winner", "tilemm_high": "tilemm high (3xTF32)",
+          "tilemm_medium": "tilemm medium (TF32)", "cublas_tf32": "cuBLAS TF32 tensor op"}
+# Drawn in this order, with one colour each: the FP32 contenders, then the precision modes'
+# (present when tilemm-bench ran with --precision).
+CONTENDERS = ("cublas_fp32", "tilemm", "best_tiled", "tilemm_high", "tilemm_medium", "cublas_tf32")
 
 
 def table(path):
@@ -57,24 +62,41 @@ def main():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    series = defaultdict(list)
+    # Per contender, TFLOP/s on rotated inputs (L2-cold) and, where the bench timed it, on the
+    # same buffers every launch (L2-warm): a solid and a dashed line of one colour.
+    # The shapes are evenly spaced in the CSV's order (4096 and 4097 would fall on one point of a
+    # size axis), each labelled N for a square N x N x N, else M x N x K.
+    series, series_same = defaultdict(list), defaultdict(list)
+    shapes = []
     with open(sys.argv[1], newline="") as f:
         for row in csv.DictReader(f):
             m, n, k = (int(x) for x in row["shape"].split("x"))
-            size = round((m * n * k) ** (1 / 3))
+            if row["shape"] not in shapes:
+                shapes.append(row["shape"])
+            size = shapes.index(row["shape"])
             series[row["contender"]].append((size, float(row["tflops"])))
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
-    for name in ("cublas_fp32", "tilemm", "best_tiled"):
-        if name in series:
-            points = sorted(series[name])
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
-                    label=LABELS.get(name, name))
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("N (square N x N x N; cube root of M*N*K otherwise)")
+            same_ms = row.get("median_ms_same_inputs") or ""
+            if same_ms and float(same_ms) > 0:
+                series_same[row["contender"]].append((size, 2.0 * m * n * k / (float(same_ms) * 1e9)))
+    fig, ax = plt.subplots(figsize=(9, 6.5), dpi=120)
+    for name in CONTENDERS:
+        if name not in series:
+            continue
+        points = sorted(series[name])
+        line, = ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                        label=LABELS.get(name, name) + ", L2-cold")
+        if name in series_same:
+            points = sorted(series_same[name])
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", linestyle="--",
+                    color=line.get_color(), label=LABELS.get(name, name) + ", L2-warm")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels([x.split("x")[0] if len(set(x.split("x"))) == 1 else x for x in shapes])
+    ax.set_xlabel("N (square N x N x N)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(sys.argv[3] if len(sys.argv) > 3 else "SGEMM on the H200")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small", ncol=2, loc="upper left", bbox_to_anchor=(0, -0.15))
     fig.tight_layout()
     fig.savefig(sys.argv[2])
 
