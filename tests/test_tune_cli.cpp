@@ -12,6 +12,7 @@
 
 #include "row_split.hpp"
 #include "preloaded.hpp"
+#include "provenance.hpp"
 #include "temp_dir.hpp"
 #include "text_table.hpp"
 #include "tilemm/error.hpp"
@@ -242,6 +243,11 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
   const CliRun version = run({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
+  // It names the hash each precision's entries are stamped with, the one --list compares.
+  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
+    EXPECT_NE(version.out.find(std::string(to_string(p)) + " " + dispatch::results_hash(p)),
+              std::string::npos)
+        << version.out;
 }
 
 TEST(TuneCliParsing, HelpShowsTheActionsExamplesExitCodesAndTheCachePath) {

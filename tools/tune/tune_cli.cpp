@@ -69,6 +69,22 @@ int damaged_cache(std::ostream& err, const std::string& path, const cache::Cache
   return kDamagedCache;
 }
 
+// The results hash of each precision (dispatch::results_hash): what every entry tuned by this
+// build carries as its `template_hash`, so a user can tell which entries it counts as fresh.
+std::string results_hashes_text() {
+  std::string text;
+  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
+    text += std::string(text.empty() ? "" : ", ") + to_string(p) + " " + dispatch::results_hash(p);
+  return text;
+}
+
+json results_hashes_json() {
+  json hashes = json::object();
+  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
+    hashes[to_string(p)] = dispatch::results_hash(p);
+  return hashes;
+}
+
 void warn(std::ostream& err, const std::string& message) {
   err << "tilemm-tune: warning: " << message << "\n";
 }
@@ -314,6 +330,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
     }
     json doc = {{"tilemm_version", TILEMM_VERSION},
                 {"templates_hash", detail::templates_hash()},
+                {"results_hashes", results_hashes_json()},
                 {"cache", cache_path()},
                 {"devices", devices}};
     out << doc.dump(2) << "\n";
@@ -595,7 +612,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--skip", skips)->group("");
   app.add_option("--lease-owner", lease_owner)->group("");
   cli.set_version(std::string(kName) + " " + TILEMM_VERSION + " (kernel templates " +
-                  detail::templates_hash() + ")");
+                  detail::templates_hash() + "; results " + results_hashes_text() + ")");
   cli.set_usage(
       "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
       "            [--budget-ms MS | --exhaustive] [--precision highest|high|medium]\n"
