@@ -2,14 +2,17 @@
 // precision modes high (SPLIT 3, 3xTF32) and medium (SPLIT 1), compute capability 9.0 exactly
 // (wgmma is an sm_90a feature: the family is arch_specific). The kernel computes C^T = B^T A^T:
 // BM (wgmma's N: 64, 128, 256) rows of C per block, BN / 64 consumer warpgroups of 64 columns
-// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), STAGES 3 or 4 cp.async tiles. The space: two-warpgroup tiles (BN
-// 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large tiles would leave SMs
-// idle on, both splits, high without BM 256 (its partial sums beside the accumulators would not
-// fit in registers), so that every high variant has a medium twin; tests/test_variant_names.cpp
-// pins its size.
+// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), a ring of 3 or 4 stages (A by
+// TMA through a tensor map this file's enqueue encodes per call, B by cp.async). The space:
+// two-warpgroup tiles (BN 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large
+// tiles would leave SMs idle on, both splits, high without BM 256 (its partial sums beside the
+// accumulators would not fit in registers), so that every high variant has a medium twin;
+// tests/test_variant_names.cpp pins its size.
 #include <string>
 
+#include "family_launch.hpp"
 #include "family_registry.hpp"
+#include "tensor_map.hpp"
 
 namespace tilemm::detail {
 namespace {
@@ -28,10 +31,12 @@ std::size_t tf32wgmma_shared_bytes(const Variant& v) {
              bk = static_cast<std::size_t>(t.bk), stages = static_cast<std::size_t>(t.stages);
   // The template's stages, each an A tile of BM rows x BK floats, with SPLIT 3 a plane of A's
   // small parts as large, and a B tile of BK rows x (BN + 8) floats; two 8-byte barriers per
-  // stage; and 1 KiB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
+  // stage (landed, which is full, and empty), with SPLIT 3 three (landed, full, empty); and 1 KiB
+  // to align the tiles to the 1024 bytes the 128-byte swizzle needs.
   const std::size_t a_planes = t.split == 3 ? 2 : 1;
   const std::size_t stage_floats = a_planes * bm * bk + bk * (bn + 8);
-  return stages * (stage_floats * sizeof(float) + 2 * 8) + 1024;
+  const std::size_t barriers = t.split == 3 ? 3 : 2;
+  return stages * (stage_floats * sizeof(float) + barriers * 8) + 1024;
 }
 
 // The most dynamic shared memory a block may opt in to on every compute capability 9.0 device.
@@ -60,8 +65,29 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
-// 16-byte cp.async only: the unaligned problems are tf32mma's v1 variants'.
+// 16-byte cp.async and TMA (a 16-byte aligned A, a leading dimension of a multiple of 16 bytes)
+// only: the unaligned problems are tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
+
+// The GEMM signature every template shares, then the tensor map of A: BM rows x 32 floats of K
+// per box, the A tile in the layout the wgmma descriptor reads.
+void enqueue_tf32wgmma(const LaunchRequest& r) {
+  const WgmmaTiles t(r.variant);
+  // K == 0 loads no tile (and A may be null): the kernel never reads the map.
+  const CUtensorMap a_map =
+      r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk)
+                   : CUtensorMap{};
+  int M = static_cast<int>(r.args.M), N = static_cast<int>(r.args.N),
+      K = static_cast<int>(r.args.K);
+  float alpha = r.args.alpha, beta = r.args.beta;
+  const float* A = r.args.A;
+  const float* B = r.args.B;
+  float* C = r.args.C;
+  long long lda = r.args.lda, ldb = r.args.ldb, ldc = r.args.ldc;
+  void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc,
+                    const_cast<CUtensorMap*>(&a_map)};
+  launch_kernel(r.kernels.gemm, tf32wgmma_geometry(r.variant, r.problem), params, r.stream);
+}
 
 }  // namespace
 
@@ -79,6 +105,7 @@ Family tf32wgmma_family() {
   f.geometry = tf32wgmma_geometry;
   f.shared_bytes = tf32wgmma_shared_bytes;
   f.required_alignment = tf32wgmma_alignment;
+  f.enqueue = enqueue_tf32wgmma;
   return f;
 }
 

@@ -4,10 +4,11 @@
 // --gpu-architecture=sm_90a). What it does (docs/kernels.md has the reasons):
 //  - Roles swapped: it computes C^T = B^T A^T. TF32 wgmma reads shared-memory operands only
 //    K-major, and of row-major C = A B only A's tile is K-major. So wgmma's B operand is A^T
-//    (K x BM), described in place: A tiles land by cp.async straight in the 128-byte-swizzled
-//    K-major layout of the descriptor (BK = 32 floats = one 128-byte row per m), and nothing
-//    moves them again. wgmma's A operand (64 x 8 per k8 step) is B^T, which may come from
-//    registers in any layout its threads load: each thread reads its fragment from the raw,
+//    (K x BM), described in place: A tiles land by TMA (the tensor memory accelerator, through a
+//    tensor map the host encodes per call) straight in the 128-byte-swizzled K-major layout of
+//    the descriptor (BK = 32 floats = one 128-byte row per m), and nothing moves them again.
+//    wgmma's A operand (64 x 8 per k8 step) is B^T, which may come from registers in any layout
+//    its threads load: each thread reads its fragment from the raw,
 //    row-padded B tile with two 8-byte loads per k8 step (the transposition is in the choice of
 //    words, and bank-conflict free). Each warpgroup owns 64 columns of C (BN / 64 warpgroups)
 //    and all BM rows (wgmma's N = BM): m64n<BM>k8, BM / 2 accumulators per thread, which are C
@@ -19,22 +20,24 @@
 //    A tile writes small = rna(x - trunc(x)) to a plane beside it, and each k8 step is
 //    small_b big_a + big_b small_a + big_b big_a (small_b small_a omitted). The bounds this gives
 //    (truncated A, rounded B) are tuner/error_bound.cpp's, derived in docs/kernels.md.
-//  - Warp-specialized pipeline: a producer warpgroup copies K tiles by cp.async into a
-//    STAGES-deep ring (STAGES - 2 in flight past the one it hands over), splits A with SPLIT 3,
-//    and hands each tile over on the stage's `full` mbarrier; the BN / 64 consumer warpgroups
-//    only load their B^T fragments, issue wgmmas and free a stage on its `empty` mbarrier once
-//    their wgmmas that read it are done. setmaxnreg moves registers from the producer to the
-//    consumers' accumulators. Register fragments are double-buffered so the next tile's loads
-//    overlap the wgmmas of this one.
+//  - Warp-specialized pipeline: a producer warpgroup fills a STAGES-deep ring, A by TMA and B by
+//    cp.async, both completing on the stage's `landed` mbarrier, so that every stage can be in
+//    flight and no producer thread waits for its copies; with SPLIT 3 it splits A once landed and
+//    hands the tile over on the stage's `full` mbarrier (SPLIT 1: `landed` is `full`); the BN / 64
+//    consumer warpgroups only load their B^T fragments, issue wgmmas and free a stage on its
+//    `empty` mbarrier once their wgmmas that read it are done. setmaxnreg moves registers from
+//    the producer to the consumers' accumulators. Register fragments are double-buffered so the
+//    next tile's loads overlap the wgmmas of this one.
 //  - PROMOTE 1 (the default with SPLIT 3): the tensor core's accumulation aligns and truncates
 //    instead of rounding to nearest, so the wgmmas of one K tile accumulate a partial sum started
 //    from zero (scale-d 0 on the tile's first wgmma), and after the tile the partial is added to
 //    the running sum with FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM,
 //    every BK / 8 k8 steps). It costs BM / 2 registers and a wait for the tile's wgmmas before
 //    the next tile's may start. PROMOTE 0 accumulates in the wgmmas.
-// Edge tiles load zeros (cp.async's src-size zero-fills what lies outside A or B) and guard their
-// stores, so every M, N, K >= 0 is correct. 16-byte copies: alignment class 4 (A, B, C 16-byte
-// aligned, lda, ldb, ldc multiples of 4). beta == 0 never reads C.
+// Edge tiles load zeros (TMA zero-fills a box where it leaves A, cp.async's src-size what lies
+// outside B) and guard their stores, so every M, N, K >= 0 is correct. 16-byte copies and TMA:
+// alignment class 4 (A, B, C 16-byte aligned, lda, ldb, ldc multiples of 4). beta == 0 never
+// reads C.
 // Non-finite inputs: with SPLIT 3 an infinite input gives NaN where FP32 gives +-inf (its small
 // part is inf - inf); SPLIT 1 keeps FP32's inf and NaN.
 
@@ -139,25 +142,23 @@ constexpr int kThreads = (kGroups + 1) * 128;  // and one producer warpgroup
 constexpr int kProducer = kGroups;         // the producer's warpgroup index
 constexpr int kAcc = BM / 2;               // accumulators per thread: 64 x BM / 128
 constexpr int kSteps = BK / 8;             // k8 steps (wgmmas per split part) per K tile
-constexpr int kAhead = STAGES - 2;         // tiles the producer has in flight past the one it hands over
 // Shared memory, in bytes from a 1024-byte aligned base: STAGES x (A tile, with SPLIT 3 the
 // plane of A's small parts, B tile).
 constexpr int kATileBytes = BM * 128;
 constexpr int kSmallBytes = SPLIT == 3 ? kATileBytes : 0;
 constexpr int kBTileBytes = BK * b_row_floats(BN) * 4;
 constexpr int kStageBytes = kATileBytes + kSmallBytes + kBTileBytes;
-constexpr int kACopies = BM * 8 / 128;       // 16-byte cp.async per producer thread per A tile
-constexpr int kBCopies = BK * BN / 4 / 128;  // and per B tile
+constexpr int kBCopies = BK * BN / 4 / 128;  // 16-byte cp.async per producer thread per B tile
 static_assert(BK == 32, "BK is 32 floats: one 128-byte swizzle row of K per row of A");
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 256");
 static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
-static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4 (STAGES - 2 tiles in flight)");
+static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
 static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
 static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
-static_assert((BM * 8) % 128 == 0 && (BK * BN / 4) % 128 == 0,
-              "the tiles split evenly into the producer's 16-byte copies");
+static_assert(kATileBytes % (16 * 128) == 0 && (BK * BN / 4) % 128 == 0,
+              "the tiles split evenly into the producer threads' 16-byte accesses");
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -170,18 +171,9 @@ __device__ __forceinline__ void copy_async(unsigned dst, const float* src, int b
                : "memory");
 }
 
-__device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-// Waits until at most N committed groups of this thread's copies are in flight.
-template <int N>
-__device__ __forceinline__ void wait_for_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// The stage barriers (mbarrier objects in shared memory): `full` completes a phase when the
-// producer has handed a tile over, `empty` when every consumer thread is done reading it.
+// The stage barriers (mbarrier objects in shared memory): `landed` completes a phase when a
+// tile's copies are in, `full` when the producer has handed the tile over (with SPLIT 1 the same
+// barrier; SPLIT 3 first splits A), `empty` when every consumer thread is done reading it.
 __device__ __forceinline__ void init_barrier(unsigned bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
@@ -199,13 +191,48 @@ __device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
       : "memory");
 }
 
-// The producer's threads alone (named barrier 1; __syncthreads is barrier 0).
-__device__ __forceinline__ void sync_producer() {
-  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+// The tensor map of A the host encodes for each call (cuTensorMapEncodeTiled, core/tensor_map.cpp):
+// 128 opaque bytes, passed by value as a __grid_constant__ parameter so that its address is the
+// parameter's own, which the tensor memory accelerator reads.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+// Announces `bytes` more bytes that asynchronous copies will deliver to the barrier's current
+// phase, and arrives on it once.
+__device__ __forceinline__ void arrive_expecting(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// Copies the box of `map` at (x, y) (x the inner, contiguous coordinate) to shared `dst`, zeros
+// where the box leaves the tensor; its bytes complete on barrier `bar`.
+__device__ __forceinline__ void copy_box(unsigned dst, const TensorMap& map, int x, int y,
+                                         unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// The barrier receives one arrival when every cp.async this thread issued before has landed
+// (noinc: the arrival is one of the count the barrier was initialized with).
+__device__ __forceinline__ void arrive_when_copies_land(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
 // Moves registers from the producer, which needs few, to the consumers, whose accumulators need
-// many (sm_90a): a block of three warpgroups gets 65536 / 384 registers per thread otherwise.
+// many (sm_90a): a block of three warpgroups gets 65536 / 384 registers per thread otherwise,
+// rounded down to 8 (168), and that is all the block holds: setmaxnreg.inc waits until the pool
+// has what it asks for, so the consumers may take only what the producer gives back, or it
+// waits forever.
+constexpr int kLaunchRegisters = 65536 / 384 / 8 * 8;
+constexpr int kProducerRegisters = 48;
+constexpr int kConsumerRegisters = 224;
+static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= 384 * kLaunchRegisters,
+              "the consumers of a two-consumer block take no more registers than the producer "
+              "gives back");
 template <int N>
 __device__ __forceinline__ void registers_down() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
@@ -240,12 +267,16 @@ __device__ __forceinline__ unsigned long long descriptor(unsigned step) {
   return start | (kLeading << 16) | (kStride << 32) | (1ull << 62);
 }
 
-// Orders this thread's generic-proxy writes to shared memory (cp.async's, the split's) before
-// later reads of the same memory by wgmma (the async proxy); a barrier then extends it to the
-// block.
+#if SPLIT == 3
+// 16-byte loads (and stores) per producer thread to split an A tile.
+constexpr int kSplitLoads = kATileBytes / 16 / 128;
+
+// Orders this thread's generic-proxy writes to shared memory (the split's) before later reads of
+// the same memory by wgmma (the async proxy); a barrier then extends it to the block.
 __device__ __forceinline__ void fence_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+#endif
 
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -372,16 +403,19 @@ __device__ __forceinline__ void wgmma(float (&d)[128], const unsigned (&a)[4],
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
-                   long long ldc) {
+                   long long ldc, const __grid_constant__ TensorMap a_map) {
   // Dynamic, above the 48 KiB static limit (the loader opts in), and 1 KiB more than the tiles
   // and barriers need so the tiles can start on a 1024-byte boundary whatever the base.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned raw_base = shared_address(smem_raw);
   const unsigned base = (raw_base + 1023u) & ~1023u;
   unsigned char* const smem = smem_raw + (base - raw_base);
-  // The stage barriers lie past the ring: STAGES full, then STAGES empty, 8 bytes each.
+  // The stage barriers lie past the ring, 8 bytes each: STAGES full, STAGES empty, and where the
+  // producer loads A by TMA and splits it, STAGES landed (the copies are in; `full`: the split
+  // too).
   const unsigned full0 = base + STAGES * kStageBytes;
   const unsigned empty0 = full0 + 8 * STAGES;
+  const unsigned landed0 = SPLIT == 3 ? empty0 + 8 * STAGES : full0;
 
   const int tid = threadIdx.x;
   const int group = tid / 128;  // this thread's warpgroup: consumers 0.., the producer last
@@ -397,42 +431,36 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      init_barrier(full0 + 8 * s, 128);              // every producer thread hands over
-      init_barrier(empty0 + 8 * s, kGroups * 128);   // every consumer thread
+      // landed: the A box's bytes, one arrival from the thread that announces them and one from
+      // each producer thread when its B copies land.
+      init_barrier(landed0 + 8 * s, 128 + 1);
+      if (SPLIT == 3) init_barrier(full0 + 8 * s, 128);  // every producer thread, after the split
+      init_barrier(empty0 + 8 * s, kGroups * 128);       // every consumer thread
     }
+    // The tensor memory accelerator (the async proxy) completes the barriers' transactions.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
   if (group == kProducer) {
-    // The producer: copies tiles into the ring, STAGES - 2 in flight past the one it hands
-    // over; rounds or splits A when the precision needs it; hands each tile over on its stage's
-    // full barrier, and reuses a stage once its empty barrier says every consumer is done.
-    if (kGroups == 2) registers_down<40>();
+    // The producer fills the ring: A tiles by TMA (one thread announces the box's bytes on the
+    // stage's landed barrier and starts it), B tiles by every producer thread's cp.async, whose
+    // landing arrives on the same barrier. No producer thread waits for its own copies, so every
+    // stage of the ring can be in flight; a stage is refilled once its empty barrier says every
+    // consumer is done with it.
+    if (kGroups == 2) registers_down<kProducerRegisters>();
     const int ptid = tid - kProducer * 128;
-    // This thread's copies: of A, the 16-byte chunk a_c of the rows a_r0 + 16 i (eight
-    // consecutive threads copy one row's 128 bytes); of B, the 4 floats at b_n of the rows
-    // b_k0 + kBRowStep i. The loops are not unrolled and walk running pointers, so the producer
-    // holds a few registers instead of one address per copy (it runs on 40 of them).
+    // This thread's B copies: the 4 floats at b_n of the rows b_k0 + kBRowStep i. The loop walks
+    // a running pointer, so the producer holds a few registers instead of one address per copy
+    // (it runs on kProducerRegisters of them).
     constexpr int kBRowStep = 128 / (BN / 4);
-    const int a_c = ptid % 8, a_r0 = ptid / 8;
     const int b_n = (ptid % (BN / 4)) * 4, b_k0 = ptid / (BN / 4);
-    const long long a_step = 16 * lda, b_step = kBRowStep * ldb;
-    const float* const a_first = A + static_cast<long long>(m0 + a_r0) * lda + 4 * a_c;
+    const long long b_step = kBRowStep * ldb;
     const float* const b_first = B + static_cast<long long>(b_k0) * ldb + n0 + b_n;
-    const unsigned a_dst0 = a_chunk_offset(a_r0, a_c);
     const unsigned b_dst0 = 4 * b_tile_index(b_k0, b_n, BN);
     const int b_in_n = min(max(rem_n - b_n, 0), 4);
-    auto load_tile = [&](int stage, int k0) {
-      const unsigned a_tile = base + stage * kStageBytes;
-      const unsigned b_tile = a_tile + kATileBytes + kSmallBytes;
-      const int a_in_k = min(max(K - k0 - 4 * a_c, 0), 4);
-      const float* a_src = a_first + k0;
-#pragma unroll
-      for (int i = 0; i < kACopies; ++i, a_src += a_step) {
-        const int floats = a_r0 + 16 * i < rem_m ? a_in_k : 0;
-        // 16 rows on, the same chunk: (m + 16) % 8 == m % 8, so the swizzle is the same.
-        copy_async(a_tile + a_dst0 + i * 16 * 128, floats > 0 ? a_src : A, floats * 4);
-      }
+    auto load_b = [&](int stage, int k0) {
+      const unsigned b_tile = base + stage * kStageBytes + kATileBytes + kSmallBytes;
       const float* b_src = b_first + static_cast<long long>(k0) * ldb;
 #pragma unroll
       for (int i = 0; i < kBCopies; ++i, b_src += b_step) {
@@ -441,16 +469,21 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
                    floats * 4);
       }
     };
-    // With SPLIT 3, writes the small parts of the A tile of `stage` to the stage's small plane at
-    // the same offsets: small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
-    // bits cleared) is the TF32 value the tensor core reads from the raw tile as big. Elementwise,
-    // so the swizzle does not matter: linear 16-byte accesses, free of bank conflicts.
-    auto split_a = [&](int stage) {
 #if SPLIT == 3
+    // Splits landed tile u: writes the small parts of its A tile to the stage's small plane at
+    // the same offsets, small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
+    // bits cleared) is the TF32 value the tensor core reads from the raw tile as big
+    // (elementwise, so the swizzle does not matter: linear 16-byte accesses, free of bank
+    // conflicts); orders the writes before the wgmmas' reads (async proxy) and hands the tile
+    // over on the full barrier. Each thread's arrival on `landed` covers only its own B copies,
+    // but every thread waits for the phase, which needs all of them.
+    auto split_landed = [&](int u) {
+      const int stage = u % STAGES;
+      wait_barrier(landed0 + 8 * stage, (u / STAGES) & 1);
       const float4* const big = reinterpret_cast<const float4*>(smem + stage * kStageBytes);
       float4* const small = reinterpret_cast<float4*>(smem + stage * kStageBytes + kATileBytes);
 #pragma unroll
-      for (int i = 0; i < kACopies; ++i) {
+      for (int i = 0; i < kSplitLoads; ++i) {
         const int id = ptid + i * 128;
         const float4 x = big[id];
         small[id] = make_float4(to_tf32(x.x - truncate_to_tf32(x.x)),
@@ -458,41 +491,40 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
                                 to_tf32(x.z - truncate_to_tf32(x.z)),
                                 to_tf32(x.w - truncate_to_tf32(x.w)));
       }
-#else
-      (void)stage;
-#endif
-    };
-    // Hands tile u over: this thread's copies of it have landed (the caller waited), then every
-    // producer thread's have (the named barrier), A is split with SPLIT 3, the writes are
-    // ordered before the wgmmas' reads (async proxy), and the full barrier releases them to the
-    // consumers. Without a split the barrier is not needed for the ordering, each thread's own
-    // wait and arrival are, but compute-sanitizer's racecheck counts the copies as landed only at
-    // a barrier and reported every fragment load as racing them; it costs the producer one
-    // barrier per tile.
-    auto hand_over = [&](int u) {
-      sync_producer();
-      if (SPLIT == 3) split_a(u % STAGES);
       fence_for_wgmma();
-      arrive(full0 + 8 * (u % STAGES));
+      arrive(full0 + 8 * stage);
     };
+    // The split of tile u comes STAGES - 1 tiles behind the newest load, before the producer
+    // waits for a stage to refill: consumers waiting for tile u have freed every tile before
+    // u - 1, which is as far as the producer has waited by then, so neither waits for the other.
+    constexpr int kSplitLag = STAGES - 1;
+#endif
+    if (ptid == 0 && k_tiles > 0)
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&a_map))
+                   : "memory");
     for (int t = 0; t < k_tiles; ++t) {
       const int stage = t % STAGES;
-      // The stage's previous tile, t - STAGES, is done in every consumer warp.
+#if SPLIT == 3
+      if (t >= kSplitLag) split_landed(t - kSplitLag);
+#endif
+      // The stage's previous tile, t - STAGES, is done in every consumer thread.
       if (t >= STAGES) wait_barrier(empty0 + 8 * stage, ((t / STAGES) + 1) & 1);
-      load_tile(stage, t * BK);
-      commit_copies();
-      if (t >= kAhead) {
-        wait_for_copies<kAhead>();
-        hand_over(t - kAhead);
+      const unsigned landed = landed0 + 8 * stage;
+      if (ptid == 0) {
+        arrive_expecting(landed, kATileBytes);
+        copy_box(base + stage * kStageBytes, a_map, t * BK, m0, landed);
       }
+      load_b(stage, t * BK);
+      arrive_when_copies_land(landed);
     }
-    wait_for_copies<0>();
-    for (int u = max(k_tiles - kAhead, 0); u < k_tiles; ++u) hand_over(u);
+#if SPLIT == 3
+    for (int u = max(k_tiles - kSplitLag, 0); u < k_tiles; ++u) split_landed(u);
+#endif
     return;
   }
 
   // The consumers.
-  if (kGroups == 2) registers_up<232>();
+  if (kGroups == 2) registers_up<kConsumerRegisters>();
 
   // This thread's fragment rows 16 warp + lane / 4 (+ 8) are the block's columns n_frag (+ 1).
   const int n_frag = 64 * group + c_column_of_row(fragment_row(warp, lane, 0));

@@ -99,11 +99,13 @@ TEST(Tf32wgmmaCanRun, EveryVariantFitsAnH200AndLaunchesWithTheTemplatesSharedMem
   for (const auto& v : variant_space("tf32wgmma")) {
     EXPECT_TRUE(can_run(v, testing::synthetic_h200(), p).ok) << variant_name(v);
     // The template's stages (A tile BM x BK floats, with SPLIT 3 its small plane as large, B tile
-    // BK x (BN + 8) floats, two 8-byte mbarriers), and 1 KiB for aligning the tiles to 1024 bytes.
+    // BK x (BN + 8) floats, two 8-byte mbarriers, with SPLIT 3 three), and 1 KiB for aligning the
+    // tiles to 1024 bytes.
     const int bm = v.param("bm"), bn = v.param("bn"), bk = v.param("bk"), st = v.param("st");
-    const int a_planes = v.param("sp") == 3 ? 2 : 1;
+    const bool split3 = v.param("sp") == 3;
     const auto stage_bytes =
-        static_cast<std::size_t>(a_planes * bm * bk + bk * (bn + 8)) * sizeof(float) + 16;
+        static_cast<std::size_t>((split3 ? 2 : 1) * bm * bk + bk * (bn + 8)) * sizeof(float) +
+        (split3 ? 24 : 16);
     EXPECT_EQ(f.shared_bytes(v), st * stage_bytes + 1024) << variant_name(v);
     EXPECT_EQ(f.geometry(v, p).dynamic_shared_bytes, f.shared_bytes(v));
     // One consumer warpgroup of 128 threads per 64 columns of C, and the producer warpgroup.
