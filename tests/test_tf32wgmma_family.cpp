@@ -274,7 +274,9 @@ TEST(Tf32wgmmaIndexMaps, FragmentLoadsAndTileCopiesAreFreeOfBankConflicts) {
               }
               EXPECT_TRUE(conflict_free(addresses, 8)) << bn << " " << warp << " " << s << " " << v;
             }
-  // The A copies: thread id copies chunk id % 8 of row id / 8; each quarter-warp one row.
+  // One row of the swizzled A tile: its eight 16-byte chunks cover the 32 banks once. (This was
+  // the producer's A copies, a quarter-warp per row; since A comes by TMA no thread copies A, and
+  // the check stays for the layout alone.)
   for (int first = 0; first < 256 * 8; first += 8) {
     std::vector<int> addresses;
     for (int id = first; id < first + 8; ++id)
