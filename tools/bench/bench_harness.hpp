@@ -160,4 +160,60 @@ inline double time_ms(const Problem& p, const std::function<void(const Set&)>& l
   return ms[ms.size() / 2];
 }
 
+// Medians of several contenders timed in turn, in `rounds` rounds that each give every contender
+// an equal share of the budget: a drift of the GPU's clock (power, heat) over the run then falls
+// on all of them alike, instead of on whichever ran after the heaviest. CUDA events around each
+// launch; each contender's launches walk the input sets on from where its last round stopped.
+inline std::vector<double> time_ms_interleaved(
+    const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
+    double budget_ms, Inputs inputs = Inputs::rotated, int rounds = 5) {
+  const std::size_t n = launches.size();
+  std::vector<std::size_t> next(n, 0);
+  const auto set = [&](std::size_t c) -> const Set& {
+    return p.set(inputs == Inputs::rotated ? next[c]++ : 0);
+  };
+  // Warm-up, and each contender's time per launch, for the number of launches a round gives it.
+  std::vector<int> per_round(n);
+  cudaEvent_t probe[2];
+  cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
+  cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
+  for (std::size_t c = 0; c < n; ++c) {
+    for (int i = 0; i < 3; ++i) launches[c](set(c));
+    cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
+    for (int i = 0; i < 3; ++i) launches[c](set(c));
+    cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
+    cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
+    float probe_ms = 0;
+    cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
+    per_round[c] = std::clamp(
+        static_cast<int>(budget_ms / rounds / std::max(probe_ms / 3.0f, 1e-3f)), 4, 1000);
+  }
+  cudaEventDestroy(probe[0]);
+  cudaEventDestroy(probe[1]);
+  std::vector<std::vector<float>> samples(n);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t c = 0; c < n; ++c) {
+      std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(per_round[c]));
+      for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
+      for (int i = 0; i < per_round[c]; ++i) {
+        cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
+        launches[c](set(c));
+        cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
+      }
+      cuda(cudaDeviceSynchronize(), "timed runs");
+      for (int i = 0; i < per_round[c]; ++i) {
+        float ms = 0;
+        cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+        samples[c].push_back(ms);
+      }
+      for (auto& e : events) cudaEventDestroy(e);
+    }
+  std::vector<double> medians(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    std::sort(samples[c].begin(), samples[c].end());
+    medians[c] = samples[c][samples[c].size() / 2];
+  }
+  return medians;
+}
+
 }  // namespace tilemm::bench

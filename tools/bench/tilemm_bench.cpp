@@ -188,9 +188,27 @@ int main(int argc, char** argv) {
       auto args_for = [&](const Set& s) { return tilemm::bench::dense_args(p, s); };
       const auto ref = sampled_reference(p, 48);
 
-      // cuBLAS first: its result is what the others are checked against.
-      const double cublas_ms = time_ms(p, run_cublas, budget_ms);
-      const double cublas_same_ms = time_ms(p, run_cublas, budget_ms, Inputs::same);
+      const auto run_tf32 = [&](const Set& s) { sgemm_on(tf32_handle, s); };
+      std::map<tilemm::Precision, std::function<void(const Set&)>> run_mode;
+      for (const tilemm::Precision mode : precisions) {
+        tilemm::Options mode_options;
+        mode_options.precision = mode;
+        run_mode[mode] = [&args_for, mode_options](const Set& s) {
+          tilemm::gemm(args_for(s), nullptr, mode_options);
+        };
+      }
+      // cuBLAS, cuBLAS TF32 and tilemm in each mode timed in turn, round after round, in both
+      // input modes (time_ms_interleaved): the same clock for all of them.
+      std::vector<std::function<void(const Set&)>> contenders = {run_cublas};
+      if (with_tf32) contenders.push_back(run_tf32);
+      for (const tilemm::Precision mode : precisions) contenders.push_back(run_mode[mode]);
+      const auto cold = time_ms_interleaved(p, contenders, budget_ms, Inputs::rotated);
+      const auto warm = time_ms_interleaved(p, contenders, budget_ms, Inputs::same);
+      const std::size_t first_mode = with_tf32 ? 2 : 1;
+      const double cublas_ms = cold[0];
+      const double cublas_same_ms = warm[0];
+
+      // cuBLAS's result is what the others are checked against.
       run_cublas(p.set(0));
       cuda(cudaDeviceSynchronize(), "cuBLAS");
       const auto c_cublas = p.download_c0();
@@ -228,18 +246,14 @@ int main(int argc, char** argv) {
       rows.back().ms_same = cublas_same_ms;
       rows.back().vs_cublas_same = 1.0;
       check("best_tiled", best_tiled, tiled_ms, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); });
-      if (with_tf32) {
-        const auto run_tf32 = [&](const Set& s) { sgemm_on(tf32_handle, s); };
-        check("cublas_tf32", "cublasSgemm TF32 tensor op", time_ms(p, run_tf32, budget_ms), run_tf32,
+      if (with_tf32)
+        check("cublas_tf32", "cublasSgemm TF32 tensor op", cold[1], run_tf32,
               tilemm::Precision::medium);
-      }
-      for (const tilemm::Precision mode : precisions) {
-        tilemm::Options mode_options;
-        mode_options.precision = mode;
-        const auto run_tilemm = [&](const Set& s) { tilemm::gemm(args_for(s), nullptr, mode_options); };
-        const double tilemm_ms = time_ms(p, run_tilemm, budget_ms);
-        const double tilemm_same_ms = time_ms(p, run_tilemm, budget_ms, Inputs::same);
-        check(contender_of(mode), tuned[mode].winner, tilemm_ms, run_tilemm, mode);
+      for (std::size_t i = 0; i < precisions.size(); ++i) {
+        const tilemm::Precision mode = precisions[i];
+        const double tilemm_ms = cold[first_mode + i];
+        const double tilemm_same_ms = warm[first_mode + i];
+        check(contender_of(mode), tuned[mode].winner, tilemm_ms, run_mode[mode], mode);
         rows.back().ms_same = tilemm_same_ms;
         rows.back().vs_cublas_same = cublas_same_ms / tilemm_same_ms;
         ratios[mode].push_back(cublas_ms / tilemm_ms);
