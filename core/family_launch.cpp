@@ -13,7 +13,7 @@ void launch_kernel(cudaKernel_t kernel, const LaunchGeometry& g, void** params,
 }
 
 void launch_gemm_kernel(cudaKernel_t kernel, const LaunchGeometry& g, const GemmArgs& args,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, void* trailing) {
   // Dimensions as int (validated < 2^31), leading dimensions as 64-bit so that row * ld never
   // overflows.
   int M = static_cast<int>(args.M), N = static_cast<int>(args.N), K = static_cast<int>(args.K);
@@ -22,7 +22,7 @@ void launch_gemm_kernel(cudaKernel_t kernel, const LaunchGeometry& g, const Gemm
   const float* B = args.B;
   float* C = args.C;
   long long lda = args.lda, ldb = args.ldb, ldc = args.ldc;
-  void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
+  void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, trailing};
   launch_kernel(kernel, g, params, stream);
 }
 

@@ -17,7 +17,8 @@ void launch_kernel(cudaKernel_t kernel, const LaunchGeometry& g, void** params,
 // Launches a GEMM kernel of any template on `args` (validated: dimensions < 2^31) with the
 // signature they all share: (int M, int N, int K, float alpha, const float* A, long long lda,
 // const float* B, long long ldb, float beta, float* C, long long ldc). Errors as launch_kernel.
+// `trailing`, when not null, points at one more parameter after those (tf32wgmma's tensor map).
 void launch_gemm_kernel(cudaKernel_t kernel, const LaunchGeometry& g, const GemmArgs& args,
-                        cudaStream_t stream);
+                        cudaStream_t stream, void* trailing = nullptr);
 
 }  // namespace tilemm::detail

@@ -74,19 +74,11 @@ int tf32wgmma_alignment(const Variant&) { return 4; }
 void enqueue_tf32wgmma(const LaunchRequest& r) {
   const WgmmaTiles t(r.variant);
   // K == 0 loads no tile (and A may be null): the kernel never reads the map.
-  const CUtensorMap a_map =
+  CUtensorMap a_map =
       r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk)
                    : CUtensorMap{};
-  int M = static_cast<int>(r.args.M), N = static_cast<int>(r.args.N),
-      K = static_cast<int>(r.args.K);
-  float alpha = r.args.alpha, beta = r.args.beta;
-  const float* A = r.args.A;
-  const float* B = r.args.B;
-  float* C = r.args.C;
-  long long lda = r.args.lda, ldb = r.args.ldb, ldc = r.args.ldc;
-  void* params[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc,
-                    const_cast<CUtensorMap*>(&a_map)};
-  launch_kernel(r.kernels.gemm, tf32wgmma_geometry(r.variant, r.problem), params, r.stream);
+  launch_gemm_kernel(r.kernels.gemm, tf32wgmma_geometry(r.variant, r.problem), r.args, r.stream,
+                     &a_map);
 }
 
 }  // namespace

@@ -520,6 +520,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #if SPLIT == 3
     for (int u = max(k_tiles - kSplitLag, 0); u < k_tiles; ++u) split_landed(u);
 #endif
+    // The last tiles' B copies may still be in flight, their arrivals on `landed` pending: the
+    // thread that issued them waits for them before it exits (the consumers wait for the same
+    // data anyway), instead of leaving copies behind a finished thread.
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
     return;
   }
 
