@@ -8,20 +8,30 @@
 // tiles would leave SMs idle on, both splits, high without BM 256 (its partial sums beside the
 // accumulators would not fit in registers), so that every high variant has a medium twin;
 // tests/test_variant_names.cpp pins its size.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
+#include "cuda_check.hpp"
 #include "family_launch.hpp"
 #include "family_registry.hpp"
 #include "tensor_map.hpp"
+
+// The template's WorkSplit and the index maps, which host code may read.
+#define TILEMM_TF32WGMMA_INDEX_MAPS_ONLY
+#include "../kernel_templates/tf32wgmma.cu"
 
 namespace tilemm::detail {
 namespace {
 
 struct WgmmaTiles {
-  int bm, bn, bk, stages, split;
+  int bm, bn, bk, stages, split, stream_k;
   explicit WgmmaTiles(const Variant& v)
       : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
-        split(v.param("sp")) {}
+        split(v.param("sp")), stream_k(v.param("sk")) {}
   int threads() const { return (bn / 64 + 1) * 128; }  // consumers and the producer
 };
 
@@ -69,16 +79,64 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
 // only: the unaligned problems are tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
 
-// The GEMM signature every template shares, then the tensor map of A: BM rows x 32 floats of K
-// per box, the A tile in the layout the wgmma descriptor reads.
+// With sk 1 the blocks are persistent, at most one per SM and never more than kMaxBlocks: the
+// workspace holds a partial tile per block and a flag per block (kernel_templates/tf32wgmma.cu,
+// WorkSplit).
+constexpr std::int64_t kMaxBlocks = 256;
+
+std::int64_t tile_count(const WgmmaTiles& t, const Problem& p) {
+  return static_cast<std::int64_t>(ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn));
+}
+
+// The kernel numbers a persistent block's tiles with 32 bits.
+std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
+  const WgmmaTiles t(v);
+  if (t.stream_k == 1 && tile_count(t, p) > std::numeric_limits<int>::max())
+    return "with sk 1 the tiles of C are numbered with 32 bits; this C has more";
+  return {};
+}
+
+std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p) {
+  const WgmmaTiles t(v);
+  if (t.stream_k == 0) return 0;
+  const auto blocks = static_cast<std::size_t>(std::min(tile_count(t, p), kMaxBlocks));
+  return blocks * (static_cast<std::size_t>(t.bm) * t.bn * sizeof(float) + sizeof(int));
+}
+
+using tf32wgmma_maps::WorkSplit;
+
+// The kernel's last parameter (sk 1): how the tiles are shared among persistent blocks, one per
+// SM at most. Whole tiles round robin, and the last wave with the remainder cut in K across all
+// blocks, where the tiles do not come out in whole waves and K has two tiles to cut.
+WorkSplit work_split(const WgmmaTiles& t, const Problem& p, int sm_count, float* workspace) {
+  WorkSplit w{};
+  w.tiles = tile_count(t, p);
+  w.tiles_n = static_cast<int>(ceil_div(p.N, t.bn));
+  const long long blocks = std::min<long long>({w.tiles, sm_count, kMaxBlocks});
+  w.ctas = static_cast<int>(blocks);
+  w.dp_tiles = tf32wgmma_maps::whole_tiles(w.tiles, w.ctas, static_cast<int>(ceil_div(p.K, t.bk)));
+  w.partials = workspace;
+  w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(blocks) * t.bm * t.bn);
+  return w;
+}
+
+// The GEMM signature every template shares, then the tensor map of A (BM rows x 32 floats of K
+// per box, the A tile in the layout the wgmma descriptor reads) and the work split.
 void enqueue_tf32wgmma(const LaunchRequest& r) {
   const WgmmaTiles t(r.variant);
   // K == 0 loads no tile (and A may be null): the kernel never reads the map.
   CUtensorMap a_map =
       r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk)
                    : CUtensorMap{};
-  launch_gemm_kernel(r.kernels.gemm, tf32wgmma_geometry(r.variant, r.problem), r.args, r.stream,
-                     &a_map);
+  LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
+  WorkSplit split{};
+  if (t.stream_k == 1) {
+    split = work_split(t, r.problem, current_device().sm_count, r.workspace);
+    TILEMM_CUDA(cudaMemsetAsync(split.flags, 0, sizeof(int) * split.ctas, r.stream));
+    g.grid[0] = static_cast<unsigned>(split.ctas);
+    g.grid[1] = g.grid[2] = 1;
+  }
+  launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&a_map, &split});
 }
 
 }  // namespace
@@ -88,7 +146,8 @@ Family tf32wgmma_family() {
   f.name = "tf32wgmma";
   f.template_file = "tf32wgmma.cu";
   f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
-              {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}}};
+              {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}},
+              {"sk", "STREAM_K", {0, 1}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;
@@ -98,6 +157,8 @@ Family tf32wgmma_family() {
   f.shared_bytes = tf32wgmma_shared_bytes;
   f.required_alignment = tf32wgmma_alignment;
   f.enqueue = enqueue_tf32wgmma;
+  f.workspace_bytes = tf32wgmma_workspace;
+  f.check_problem = tf32wgmma_problem;
   return f;
 }
 

@@ -103,6 +103,67 @@ TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
   return byte_offset ^ (((byte_offset >> 7) & 7) << 4);
 }
 
+// The work of a block with STREAM_K 1 (the host fills a WorkSplit, core/family_tf32wgmma.cpp).
+// The `ctas` blocks are persistent: block c takes the tiles c, c + ctas, ... below dp_tiles whole,
+// then its share of the K tiles of the tiles from dp_tiles on (the last wave, or the last and the
+// remainder), cut evenly in K tiles across the blocks in order: K tiles [units c / ctas,
+// units (c + 1) / ctas) of them, counted tile by tile. A tile cut between blocks is summed by the
+// block that holds its last K tiles: the others leave their partial sums in `partials` (one
+// tile's per block: a block's only unfinished tile is its last) and raise their flag; it waits for
+// the flags and adds the partials in block order, so the result does not depend on timing. The
+// flags are zero at launch.
+struct WorkSplit {
+  long long tiles;     // tiles of C
+  long long dp_tiles;  // tiles done whole, round robin
+  int tiles_n;         // tiles per row of tiles
+  int ctas;            // blocks
+  float* partials;     // ctas x BM x BN floats
+  int* flags;          // ctas
+};
+
+// One piece of a block's work: K tiles [k_begin, k_end) of tile `tile`.
+struct Unit {
+  int tile;  // below 2^31: the family's check_problem refuses more tiles for STREAM_K 1
+  int k_begin, k_end;
+};
+
+// The tiles done whole, round robin, of `tiles` over `blocks` persistent blocks: all where they
+// come out in whole waves or K has fewer than two tiles to cut, else all but the last full wave
+// and the remainder, which are cut in K.
+TILEMM_INDEX_MAP long long whole_tiles(long long tiles, int blocks, int k_tiles) {
+  return tiles % blocks == 0 || k_tiles < 2 ? tiles : (tiles / blocks - 1) * blocks;
+}
+
+// The K tiles of the cut tiles that blocks before `block` take: where its share starts.
+TILEMM_INDEX_MAP long long stream_k_start(const WorkSplit& w, int k_tiles, int block) {
+  return (w.tiles - w.dp_tiles) * k_tiles * block / w.ctas;
+}
+
+// Block `block`'s units, in order, to `f`: the same sequence for its producer and consumers.
+template <typename F>
+TILEMM_INDEX_MAP void for_each_stream_k_unit(const WorkSplit& w, int k_tiles, int block, F&& f) {
+  for (long long tile = block; tile < w.dp_tiles; tile += w.ctas)
+    f(Unit{static_cast<int>(tile), 0, k_tiles});
+  const long long end = stream_k_start(w, k_tiles, block + 1);
+  for (long long u = stream_k_start(w, k_tiles, block); u < end;) {
+    const int k_begin = static_cast<int>(u % k_tiles);
+    const long long left = end - u;
+    const int k_end = left < k_tiles - k_begin ? k_begin + static_cast<int>(left) : k_tiles;
+    f(Unit{static_cast<int>(w.dp_tiles + u / k_tiles), k_begin, k_end});
+    u += k_end - k_begin;
+  }
+}
+
+// The first of the blocks whose shares hold K tiles of cut tile `tile`, which `block` finishes
+// (the blocks from it to block - 1 hand it their partial sums).
+TILEMM_INDEX_MAP int first_block_of_tile(const WorkSplit& w, int k_tiles, long long tile,
+                                         int block) {
+  const long long tile_start = (tile - w.dp_tiles) * k_tiles;
+  int first = block;
+  while (first > 0 && stream_k_start(w, k_tiles, first) > tile_start) --first;
+  return first;
+}
+
 }  // namespace tf32wgmma_maps
 
 #ifndef TILEMM_TF32WGMMA_INDEX_MAPS_ONLY
@@ -124,6 +185,9 @@ TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
 #endif
 #ifndef SPLIT
 #define SPLIT 1
+#endif
+#ifndef STREAM_K
+#define STREAM_K 0
 #endif
 #ifndef PROMOTE
 #if SPLIT == 3
@@ -155,6 +219,8 @@ static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns"
 static_assert(STAGES == 3 || STAGES == 4, "STAGES is 3 or 4");
 static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3 (high: 3xTF32)");
 static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
+static_assert(STREAM_K == 0 || STREAM_K == 1,
+              "STREAM_K is 0 (a block per tile) or 1 (persistent blocks, the last wave in K slices)");
 static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
 static_assert(kATileBytes % (16 * 128) == 0 && (BK * BN / 4) % 128 == 0,
@@ -308,102 +374,122 @@ struct Fragments {
 #endif
 };
 
+// The accumulator operands of a wgmma: read and written ("+f"), or only written ("=f") where the
+// wgmma starts the sum from zero (scale-d 0), so that the registers hold nothing the compiler must
+// keep before it (a persistent block's partial sums between its units).
+#define TILEMM_READ_WRITE(x) "+f"(x)
+#define TILEMM_WRITE(x) "=f"(x)
+#define TILEMM_ACC4(c, i) c(d[i]), c(d[i + 1]), c(d[i + 2]), c(d[i + 3])
+#define TILEMM_ACC16(c, i) \
+  TILEMM_ACC4(c, i), TILEMM_ACC4(c, i + 4), TILEMM_ACC4(c, i + 8), TILEMM_ACC4(c, i + 12)
+#define TILEMM_ACC32(c, i) TILEMM_ACC16(c, i), TILEMM_ACC16(c, i + 16)
+#define TILEMM_ACC64(c, i) TILEMM_ACC32(c, i), TILEMM_ACC32(c, i + 32)
+#define TILEMM_ACC128(c) TILEMM_ACC64(c, 0), TILEMM_ACC64(c, 64)
+
 // d (this warpgroup's 64 columns of C x BM rows, transposed) = a * B-operand + (accumulate ? d
 // : 0), one k8 step: a the register fragment (64 x 8 of B^T), desc_b the A tile's descriptor
-// (8 of K x BM).
+// (8 of K x BM). kFromZero: accumulate is 0 and d's old values are not read.
+
 #if BM == 64
+#define TILEMM_WGMMA_TEXT \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+  "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+template <bool kFromZero>
 __device__ __forceinline__ void wgmma(float (&d)[32], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
-      : "memory");
+  if constexpr (kFromZero) {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC32(TILEMM_WRITE, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0)
+                 : "memory");
+    (void)accumulate;
+  } else {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC32(TILEMM_READ_WRITE, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
+                 : "memory");
+  }
 }
 #endif
 
 #if BM == 128
+#define TILEMM_WGMMA_TEXT \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+  "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+template <bool kFromZero>
 __device__ __forceinline__ void wgmma(float (&d)[64], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
-        "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
-        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
-        "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
-      : "memory");
+  if constexpr (kFromZero) {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC64(TILEMM_WRITE, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0)
+                 : "memory");
+    (void)accumulate;
+  } else {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC64(TILEMM_READ_WRITE, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
+                 : "memory");
+  }
 }
 #endif
 
 #if BM == 256
+#define TILEMM_WGMMA_TEXT \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+  "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+template <bool kFromZero>
 __device__ __forceinline__ void wgmma(float (&d)[128], const unsigned (&a)[4],
                                       unsigned long long desc_b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
-        "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
-        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
-        "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
-        "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]),
-        "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
-        "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
-        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
-      : "memory");
+  if constexpr (kFromZero) {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC128(TILEMM_WRITE)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0)
+                 : "memory");
+    (void)accumulate;
+  } else {
+    asm volatile(TILEMM_WGMMA_TEXT
+                 : TILEMM_ACC128(TILEMM_READ_WRITE)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)
+                 : "memory");
+  }
 }
 #endif
 
 }  // namespace
 
+// This block's units, in order, to `f`: one whole tile, or with STREAM_K its share.
+template <typename F>
+__device__ __forceinline__ void for_each_unit(const WorkSplit& split, int k_tiles, F&& f) {
+#if STREAM_K
+  for_each_stream_k_unit(split, k_tiles, static_cast<int>(blockIdx.x), f);
+#else
+  (void)split;
+  f(Unit{static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x), 0, k_tiles});
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
-                   long long ldc, const __grid_constant__ TensorMap a_map) {
+                   long long ldc, const __grid_constant__ TensorMap a_map, const WorkSplit split) {
   // Dynamic, above the 48 KiB static limit (the loader opts in), and 1 KiB more than the tiles
   // and barriers need so the tiles can start on a 1024-byte boundary whatever the base.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -421,12 +507,13 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const int group = tid / 128;  // this thread's warpgroup: consumers 0.., the producer last
   const int warp = (tid % 128) / 32;
   const int lane = tid % 32;
-  const int m0 = blockIdx.y * BM;
-  const int n0 = blockIdx.x * BN;
-  // Remaining extents instead of m0 + row < M: no int overflow for M or N near 2^31.
-  const int rem_m = M - m0;
-  const int rem_n = N - n0;
   const int k_tiles = (K + BK - 1) / BK;
+  // A unit's tile: its first row and column of C, and the rows and columns left from there
+  // (instead of m0 + row < M: no int overflow for M or N near 2^31).
+  // (Tiles per row read where used, from the parameters: no register held for it.)
+  auto tiles_n = [&] { return STREAM_K ? split.tiles_n : static_cast<int>(gridDim.x); };
+  auto row0 = [&](const Unit& u) { return u.tile / tiles_n() * BM; };
+  auto col0 = [&](const Unit& u) { return u.tile % tiles_n() * BN; };
 
   if (tid == 0) {
 #pragma unroll
@@ -442,6 +529,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   }
   __syncthreads();
 
+  // Every K tile this block handles, across its units, takes the next stage of the ring: the
+  // g-th (from 0) stage g % STAGES in its phase g / STAGES.
   if (group == kProducer) {
     // The producer fills the ring: A tiles by TMA (one thread announces the box's bytes on the
     // stage's landed barrier and starts it), B tiles by every producer thread's cp.async, whose
@@ -456,12 +545,11 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     constexpr int kBRowStep = 128 / (BN / 4);
     const int b_n = (ptid % (BN / 4)) * 4, b_k0 = ptid / (BN / 4);
     const long long b_step = kBRowStep * ldb;
-    const float* const b_first = B + static_cast<long long>(b_k0) * ldb + n0 + b_n;
     const unsigned b_dst0 = 4 * b_tile_index(b_k0, b_n, BN);
-    const int b_in_n = min(max(rem_n - b_n, 0), 4);
-    auto load_b = [&](int stage, int k0) {
+    auto load_b = [&](int stage, int k0, int n0) {
       const unsigned b_tile = base + stage * kStageBytes + kATileBytes + kSmallBytes;
-      const float* b_src = b_first + static_cast<long long>(k0) * ldb;
+      const int b_in_n = min(max(N - n0 - b_n, 0), 4);
+      const float* b_src = B + static_cast<long long>(b_k0 + k0) * ldb + n0 + b_n;
 #pragma unroll
       for (int i = 0; i < kBCopies; ++i, b_src += b_step) {
         const int floats = b_k0 + kBRowStep * i < K - k0 ? b_in_n : 0;
@@ -470,16 +558,16 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       }
     };
 #if SPLIT == 3
-    // Splits landed tile u: writes the small parts of its A tile to the stage's small plane at
-    // the same offsets, small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
+    // Splits landed stage-use g: writes the small parts of its A tile to the stage's small plane
+    // at the same offsets, small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
     // bits cleared) is the TF32 value the tensor core reads from the raw tile as big
     // (elementwise, so the swizzle does not matter: linear 16-byte accesses, free of bank
     // conflicts); orders the writes before the wgmmas' reads (async proxy) and hands the tile
     // over on the full barrier. Each thread's arrival on `landed` covers only its own B copies,
     // but every thread waits for the phase, which needs all of them.
-    auto split_landed = [&](int u) {
-      const int stage = u % STAGES;
-      wait_barrier(landed0 + 8 * stage, (u / STAGES) & 1);
+    auto split_landed = [&](long long g) {
+      const int stage = static_cast<int>(g % STAGES);
+      wait_barrier(landed0 + 8 * stage, static_cast<int>((g / STAGES) & 1));
       const float4* const big = reinterpret_cast<const float4*>(smem + stage * kStageBytes);
       float4* const small = reinterpret_cast<float4*>(smem + stage * kStageBytes + kATileBytes);
 #pragma unroll
@@ -494,31 +582,35 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       fence_for_wgmma();
       arrive(full0 + 8 * stage);
     };
-    // The split of tile u comes STAGES - 1 tiles behind the newest load, before the producer
-    // waits for a stage to refill: consumers waiting for tile u have freed every tile before
-    // u - 1, which is as far as the producer has waited by then, so neither waits for the other.
+    // The split of stage-use g comes STAGES - 1 behind the newest load, before the producer
+    // waits for a stage to refill: consumers waiting for use g have freed every use before
+    // g - 1, which is as far as the producer has waited by then, so neither waits for the other.
     constexpr int kSplitLag = STAGES - 1;
 #endif
     if (ptid == 0 && k_tiles > 0)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&a_map))
                    : "memory");
-    for (int t = 0; t < k_tiles; ++t) {
-      const int stage = t % STAGES;
+    long long g = 0;  // stage uses so far
+    for_each_unit(split, k_tiles, [&](const Unit& u) {
+      const int m0 = row0(u), n0 = col0(u);
+      for (int t = u.k_begin; t < u.k_end; ++t, ++g) {
+        const int stage = static_cast<int>(g % STAGES);
 #if SPLIT == 3
-      if (t >= kSplitLag) split_landed(t - kSplitLag);
+        if (g >= kSplitLag) split_landed(g - kSplitLag);
 #endif
-      // The stage's previous tile, t - STAGES, is done in every consumer thread.
-      if (t >= STAGES) wait_barrier(empty0 + 8 * stage, ((t / STAGES) + 1) & 1);
-      const unsigned landed = landed0 + 8 * stage;
-      if (ptid == 0) {
-        arrive_expecting(landed, kATileBytes);
-        copy_box(base + stage * kStageBytes, a_map, t * BK, m0, landed);
+        // The stage's previous use, g - STAGES, is done in every consumer thread.
+        if (g >= STAGES) wait_barrier(empty0 + 8 * stage, static_cast<int>(((g / STAGES) + 1) & 1));
+        const unsigned landed = landed0 + 8 * stage;
+        if (ptid == 0) {
+          arrive_expecting(landed, kATileBytes);
+          copy_box(base + stage * kStageBytes, a_map, t * BK, m0, landed);
+        }
+        load_b(stage, t * BK, n0);
+        arrive_when_copies_land(landed);
       }
-      load_b(stage, t * BK);
-      arrive_when_copies_land(landed);
-    }
+    });
 #if SPLIT == 3
-    for (int u = max(k_tiles - kSplitLag, 0); u < k_tiles; ++u) split_landed(u);
+    for (long long h = max(g - kSplitLag, 0ll); h < g; ++h) split_landed(h);
 #endif
     // The last tiles' B copies may still be in flight, their arrivals on `landed` pending: the
     // thread that issued them waits for them before it exits (the consumers wait for the same
@@ -529,6 +621,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
   // The consumers.
   if (kGroups == 2) registers_up<kConsumerRegisters>();
+#if STREAM_K
+  // A consumer's index among the consumers (they come first), read where used.
+  auto ctid = [] { return static_cast<int>(threadIdx.x); };
+#endif
 
   // This thread's fragment rows 16 warp + lane / 4 (+ 8) are the block's columns n_frag (+ 1).
   const int n_frag = 64 * group + c_column_of_row(fragment_row(warp, lane, 0));
@@ -555,32 +651,32 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
   };
 
-  // Readies tile t: waits until the producer has handed it over, and loads this thread's
+  // Readies stage-use g: waits until the producer has handed it over, and loads this thread's
   // fragments into `f`.
-  auto prepare = [&](int t, Fragments& f) {
-    wait_barrier(full0 + 8 * (t % STAGES), (t / STAGES) & 1);
-    load_fragments(t % STAGES, f);
+  auto prepare = [&](unsigned g, Fragments& f) {
+    const int stage = static_cast<int>(g % STAGES);
+    wait_barrier(full0 + 8 * stage, static_cast<int>((g / STAGES) & 1));
+    load_fragments(stage, f);
   };
-  // Tile t's wgmmas are done in this warpgroup: its stage may be refilled once every consumer
+  // Use g's wgmmas are done in this warpgroup: its stage may be refilled once every consumer
   // thread says so. Each thread's arrival (a release) orders its own fragment loads from the stage
   // before the producer's copies that follow its wait (an acquire). One arrival per warp after a
   // __syncwarp would be as correct, but compute-sanitizer's racecheck did not follow it and
   // reported the one-warpgroup tiles' loads as racing the copies.
-  auto release = [&](int t) { arrive(empty0 + 8 * (t % STAGES)); };
+  auto release = [&](unsigned g) { arrive(empty0 + 8 * static_cast<int>(g % STAGES)); };
 
   // The first wgmma of a sum ignores what its accumulators hold (scale-d 0), so they are set to
-  // zero only where there is none, and tile 0 is issued before the loop: an instruction other
-  // than a wgmma defining them before a wgmma would make ptxas serialize the wgmmas (C7515).
+  // zero only where there is none, and a unit's first tile is issued before its loop: an
+  // instruction other than a wgmma defining them before a wgmma would make ptxas serialize the
+  // wgmmas (C7515).
   float acc[kAcc];
 #if PROMOTE
   float part[kAcc];  // one K tile's sum, from zero
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 #endif
 
-  // Issues tile t's wgmmas from fragments `f` and stage t % STAGES as one group; the first of
-  // the sum (of tile 0, or of every tile's partial with PROMOTE) starts from zero.
-  auto multiply = [&](int t, const Fragments& f, bool first) {
+  // Issues stage-use g's wgmmas from fragments `f` as one group; the first of the sum (of a
+  // unit's first tile, or of every tile's partial with PROMOTE) starts from zero.
+  auto multiply = [&](unsigned g, const Fragments& f, bool first) {
 #if PROMOTE
     float(&d)[kAcc] = part;
     const bool from_zero = true;
@@ -589,11 +685,13 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     float(&d)[kAcc] = acc;
     const bool from_zero = first;
 #endif
-    const unsigned a_big = base + (t % STAGES) * kStageBytes;
+    const unsigned a_big = base + static_cast<int>(g % STAGES) * kStageBytes;
 #if SPLIT == 3
     const unsigned a_small = a_big + kATileBytes;
 #endif
-    pin(d);
+    // With PROMOTE every tile's sum starts from zero: its first wgmma only writes the partial
+    // sums, which hold nothing the compiler must keep before it.
+    if (!(PROMOTE && STREAM_K)) pin(d);
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
@@ -601,31 +699,38 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       const int scale_d = from_zero && s == 0 ? 0 : 1;
 #if SPLIT == 3
       // The small terms first, while the sum is small.
-      wgmma(d, f.small[s], descriptor(a_big + 32 * s), scale_d);
-      wgmma(d, f.big[s], descriptor(a_small + 32 * s), 1);
-      wgmma(d, f.big[s], descriptor(a_big + 32 * s), 1);
+      if (PROMOTE && STREAM_K && s == 0)
+        wgmma<true>(d, f.small[s], descriptor(a_big + 32 * s), 0);
+      else
+        wgmma<false>(d, f.small[s], descriptor(a_big + 32 * s), scale_d);
+      wgmma<false>(d, f.big[s], descriptor(a_small + 32 * s), 1);
+      wgmma<false>(d, f.big[s], descriptor(a_big + 32 * s), 1);
 #else
-      wgmma(d, f.big[s], descriptor(a_big + 32 * s), scale_d);
+      if (PROMOTE && STREAM_K && s == 0)
+        wgmma<true>(d, f.big[s], descriptor(a_big + 32 * s), 0);
+      else
+        wgmma<false>(d, f.big[s], descriptor(a_big + 32 * s), scale_d);
 #endif
     }
     wgmma_commit();
     pin(d);
   };
 
-  // One iteration: tile t's wgmmas go out; with accumulation in the wgmmas, tile t - 1's are
-  // waited for (so its fragments and stage are free) while tile t's run, and tile t + 1 is
-  // prepared meanwhile; with PROMOTE, tile t + 1 is prepared while tile t's run, then they are
-  // waited for and the partial sum is added.
-  auto iteration = [&](int t, const Fragments& f, Fragments& next, bool first) {
-    multiply(t, f, first);
+  // One iteration, local tile t of a unit of `len` starting at stage-use g0: tile t's wgmmas go
+  // out; with accumulation in the wgmmas, tile t - 1's are waited for (so its fragments and stage
+  // are free) while tile t's run, and tile t + 1 is prepared meanwhile; with PROMOTE, tile t + 1
+  // is prepared while tile t's run, then they are waited for and the partial sum is added.
+  auto iteration = [&](unsigned g0, int len, int t, const Fragments& f, Fragments& next,
+                       bool first) {
+    multiply(g0 + t, f, first);
 #if !PROMOTE
     wgmma_wait<1>();
-    if (t > 0) release(t - 1);
+    if (t > 0) release(g0 + t - 1);
 #endif
-    if (t + 1 < k_tiles) prepare(t + 1, next);
+    if (t + 1 < len) prepare(g0 + t + 1, next);
 #if PROMOTE
     wgmma_wait<0>();
-    release(t);
+    release(g0 + t);
     pin(part);
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
@@ -633,59 +738,132 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #endif
   };
 
-  // Two fragment buffers, alternating by tile: the loop goes two tiles at a time so that each
-  // buffer stays the same registers, and branches only where no wgmma is in flight (the merge of
-  // a branch may copy the accumulators, which ptxas would count as touching them mid-pipeline).
-  Fragments even, odd;
-  if (k_tiles > 0) {
-    prepare(0, even);
-    iteration(0, even, odd, true);
-    int t = 1;
-    for (; t + 1 < k_tiles; t += 2) {
-      iteration(t, odd, even, false);
-      iteration(t + 1, even, odd, false);
-    }
-    wgmma_wait<0>();
-    pin(acc);
-    if (t < k_tiles) {
-      iteration(t, odd, even, false);
-      wgmma_wait<0>();
-      pin(acc);
-    }
-  } else {
-#if !PROMOTE
+#if STREAM_K
+  // The consumers alone (named barrier 1; __syncthreads is barrier 0).
+  auto sync_consumers = [] { asm volatile("bar.sync 1, %0;\n" ::"n"(kGroups * 128) : "memory"); };
+#endif
+
+  // Stage uses so far, modulo 2 STAGES: all that the stage and its phase depend on (and one
+  // register instead of a 64-bit count's two).
+  unsigned g = 0;
+  for_each_unit(split, k_tiles, [&](const Unit& u) {
+    const int len = u.k_end - u.k_begin;
+#if PROMOTE
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 #endif
-  }
-
-  // acc[i] is D's (accumulator_row, accumulator_column): the block's column n (through
-  // c_column_of_row) and row m. acc[i] and acc[i + 2] (i % 4 < 2) are columns n and n + 1 of
-  // one row: one 8-byte store; a warp's store covers 4 rows x 64 contiguous bytes.
-#pragma unroll
-  for (int j = 0; j < kAcc / 4; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int i = 4 * j + h;
-      const int m = accumulator_column(lane, i);
-      const int n = 64 * group + c_column_of_row(accumulator_row(warp, lane, i));
-      if (m >= rem_m || n >= rem_n) continue;
-      float* const dst = C + static_cast<long long>(m0 + m) * ldc + n0 + n;
-      const float v0 = alpha * acc[i];
-      const float v1 = alpha * acc[i + 2];
-      // Alignment class 4: C and ldc keep every even column 8-byte aligned.
-      if (n + 1 < rem_n) {
-        float2 out = make_float2(v0, v1);
-        if (beta != 0.0f) {
-          const float2 old = *reinterpret_cast<const float2*>(dst);
-          out.x += beta * old.x;
-          out.y += beta * old.y;
-        }
-        *reinterpret_cast<float2*>(dst) = out;
-        continue;
+    // Two fragment buffers, alternating by tile: the loop goes two tiles at a time so that each
+    // buffer stays the same registers, and branches only where no wgmma is in flight (the merge
+    // of a branch may copy the accumulators, which ptxas would count as touching them
+    // mid-pipeline).
+    Fragments even, odd;
+    if (len > 0) {
+      prepare(g, even);
+      iteration(g, len, 0, even, odd, true);
+      int t = 1;
+      for (; t + 1 < len; t += 2) {
+        iteration(g, len, t, odd, even, false);
+        iteration(g, len, t + 1, even, odd, false);
       }
-      dst[0] = beta != 0.0f ? v0 + beta * dst[0] : v0;
+      wgmma_wait<0>();
+      pin(acc);
+      if (t < len) {
+        iteration(g, len, t, odd, even, false);
+        wgmma_wait<0>();
+        pin(acc);
+      }
+#if !PROMOTE
+      release(g + len - 1);  // the unit's last tile: the next unit refills its stage
+#endif
+    } else {
+#if !PROMOTE
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+#endif
     }
+    g = (g + static_cast<unsigned>(len)) % (2 * STAGES);
+
+#if STREAM_K
+    // A tile cut between blocks: a block without its last K tiles hands its partial sum on
+    // (thread-major, so the block that adds it reads it back with the same thread and index,
+    // coalesced); the block with them adds the others' to its own in block order.
+    constexpr int kConsumers = kGroups * 128;
+    if (u.k_end < k_tiles) {
+      float* const mine = split.partials + static_cast<long long>(blockIdx.x) * BM * BN;
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) __stcg(mine + i * kConsumers + ctid(), acc[i]);
+      sync_consumers();
+      if (ctid() == 0) {
+        // Every consumer's stores above (ordered by the barrier) before the flag, at GPU scope.
+        __threadfence();
+        asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(split.flags + blockIdx.x),
+                     "r"(1)
+                     : "memory");
+      }
+      return;
+    }
+    if (u.k_begin > 0) {
+      // The blocks before this one whose K tiles reach into this tile.
+      const int first = first_block_of_tile(split, k_tiles, u.tile, static_cast<int>(blockIdx.x));
+      if (ctid() == 0) {
+        for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
+          int raised = 0;
+          do {
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                         : "=r"(raised)
+                         : "l"(split.flags + c)
+                         : "memory");
+          } while (raised == 0);
+        }
+      }
+      sync_consumers();
+      for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
+        const float* const theirs = split.partials + static_cast<long long>(c) * BM * BN + ctid();
+#if PROMOTE
+        // Through the partial sums' registers, which hold nothing now: the loads in flight
+        // need no more.
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) part[i] = __ldcg(theirs + i * kConsumers);
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
+#else
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] += __ldcg(theirs + i * kConsumers);
+#endif
+      }
+    }
+#endif
+
+    // acc[i] is D's (accumulator_row, accumulator_column): the block's column n (through
+    // c_column_of_row) and row m. acc[i] and acc[i + 2] (i % 4 < 2) are columns n and n + 1 of
+    // one row: one 8-byte store; a warp's store covers 4 rows x 64 contiguous bytes.
+    const int m0 = row0(u), n0 = col0(u);
+    const int rem_m = M - m0, rem_n = N - n0;
+#pragma unroll
+    for (int j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int i = 4 * j + h;
+        const int m = accumulator_column(lane, i);
+        const int n = 64 * group + c_column_of_row(accumulator_row(warp, lane, i));
+        if (m >= rem_m || n >= rem_n) continue;
+        float* const dst = C + static_cast<long long>(m0 + m) * ldc + n0 + n;
+        const float v0 = alpha * acc[i];
+        const float v1 = alpha * acc[i + 2];
+        // Alignment class 4: C and ldc keep every even column 8-byte aligned.
+        if (n + 1 < rem_n) {
+          float2 out = make_float2(v0, v1);
+          if (beta != 0.0f) {
+            const float2 old = *reinterpret_cast<const float2*>(dst);
+            out.x += beta * old.x;
+            out.y += beta * old.y;
+          }
+          *reinterpret_cast<float2*>(dst) = out;
+          continue;
+        }
+        dst[0] = beta != 0.0f ? v0 + beta * dst[0] : v0;
+      }
+  });
 }
 
 #endif  // TILEMM_TF32WGMMA_INDEX_MAPS_ONLY

@@ -7,7 +7,10 @@
 // DifferentialPrecision.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <random>
+#include <tuple>
 #include <set>
 #include <string>
 #include <utility>
@@ -29,8 +32,8 @@
 namespace tilemm {
 namespace {
 
-const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3");
-const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1");
+const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_sk0");
+const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_sk0");
 
 Problem at(Problem p, Precision precision) {
   p.precision = precision;
@@ -59,11 +62,11 @@ TEST(Tf32wgmmaSpace, HoldsBothPrecisionsAndEveryNameParsesBack) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::high, Precision::medium}));
   EXPECT_EQ(precision_of(kHigh), Precision::high);
   EXPECT_EQ(precision_of(kMedium), Precision::medium);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1"), InvalidArgument);  // stages
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1"), InvalidArgument);  // 4 groups
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1"), InvalidArgument);  // BK
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_sk0"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_sk0"), InvalidArgument);  // stages
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_sk0"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_sk0"), InvalidArgument);  // 4 groups
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_sk0"), InvalidArgument);  // BK
 }
 
 TEST(Tf32wgmmaCanRun, RunsOnComputeCapability90AloneNotOnOlderOrNewerDevices) {
@@ -285,13 +288,87 @@ TEST(Tf32wgmmaIndexMaps, FragmentLoadsAndTileCopiesAreFreeOfBankConflicts) {
   }
 }
 
-TEST(Tf32wgmmaSpace, SixHighAndEightMediumVariants) {
+TEST(Tf32wgmmaSpace, SixHighAndEightMediumVariantsEachWithAndWithoutStreamK) {
   int high = 0, medium = 0;
   for (const auto& v : variant_space("tf32wgmma"))
     (precision_of(v) == Precision::high ? high : medium)++;
-  EXPECT_EQ(high, 6);
-  EXPECT_EQ(medium, 8);
+  EXPECT_EQ(high, 2 * 6);
+  EXPECT_EQ(medium, 2 * 8);
 }
 
 }  // namespace
 }  // namespace tilemm
+
+// The stream-K work split (STREAM_K 1), on the host: every K tile of every tile is done by one
+// block; a tile cut between blocks is finished by the block with its last K tiles, after exactly
+// the blocks before it that hold its other K tiles, each of which leaves it as its last,
+// unfinished unit; the shares differ by at most one K tile.
+TEST(Tf32wgmmaStreamK, EveryKTileOnceAndEveryCutTileFinishedByItsLastBlockAfterTheOthers) {
+  using namespace tf32wgmma_maps;
+  std::mt19937 rng(20261201);
+  std::vector<std::tuple<long long, int, int>> cases;  // tiles, blocks, K tiles
+  for (long long tiles : {1LL, 2LL, 131LL, 132LL, 133LL, 263LL, 264LL, 265LL, 1024LL, 4096LL})
+    for (int blocks : {1, 7, 132})
+      for (int k_tiles : {0, 1, 2, 3, 128}) cases.emplace_back(tiles, blocks, k_tiles);
+  for (int i = 0; i < 200; ++i)
+    cases.emplace_back(std::uniform_int_distribution<long long>(1, 3000)(rng),
+                       std::uniform_int_distribution<int>(1, 256)(rng),
+                       std::uniform_int_distribution<int>(1, 300)(rng));
+  for (const auto& [tiles, asked_blocks, k_tiles] : cases) {
+    const int blocks = static_cast<int>(std::min<long long>(tiles, asked_blocks));
+    WorkSplit w{};
+    w.tiles = tiles;
+    w.ctas = blocks;
+    w.dp_tiles = whole_tiles(tiles, blocks, k_tiles);
+    SCOPED_TRACE(std::to_string(tiles) + " tiles, " + std::to_string(blocks) + " blocks, " +
+                 std::to_string(k_tiles) + " K tiles");
+    ASSERT_LE(w.dp_tiles, tiles);
+    std::vector<int> done(static_cast<std::size_t>(tiles * std::max(k_tiles, 1)), 0);
+    std::vector<int> handed_on(static_cast<std::size_t>(blocks), -1);  // the cut tile a block leaves
+    std::vector<long long> share(static_cast<std::size_t>(blocks), 0);
+    std::vector<std::vector<Unit>> units(static_cast<std::size_t>(blocks));
+    for (int b = 0; b < blocks; ++b)
+      for_each_stream_k_unit(w, k_tiles, b, [&](const Unit& u) { units[b].push_back(u); });
+    for (int b = 0; b < blocks; ++b) {
+      for (std::size_t j = 0; j < units[b].size(); ++j) {
+        const Unit& u = units[b][j];
+        ASSERT_GE(u.tile, 0);
+        ASSERT_LT(u.tile, tiles);
+        ASSERT_LE(u.k_begin, u.k_end);
+        if (u.tile < w.dp_tiles) {
+          EXPECT_EQ(u.tile % blocks, b);
+          EXPECT_EQ(u.k_begin, 0);
+          EXPECT_EQ(u.k_end, k_tiles);
+        } else {
+          ASSERT_LT(u.k_begin, u.k_end);
+          share[b] += u.k_end - u.k_begin;
+        }
+        for (int k = u.k_begin; k < u.k_end; ++k) ++done[u.tile * k_tiles + k];
+        if (u.k_end < k_tiles) {
+          // Unfinished: only a block's last unit.
+          EXPECT_EQ(j + 1, units[b].size());
+          handed_on[b] = static_cast<int>(u.tile);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < static_cast<std::size_t>(tiles * k_tiles); ++i)
+      ASSERT_EQ(done[i], 1) << "K tile " << i % k_tiles << " of tile " << i / k_tiles;
+    if (tiles > w.dp_tiles) {
+      const auto [lo, hi] = std::minmax_element(share.begin(), share.end());
+      EXPECT_LE(*hi - *lo, 1);
+    }
+    // Each cut tile's finisher waits for exactly the blocks that hand it on, all before it.
+    std::vector<int> consumed(static_cast<std::size_t>(blocks), 0);
+    for (int b = 0; b < blocks; ++b)
+      for (const Unit& u : units[b]) {
+        if (u.k_begin == 0 || u.k_end < k_tiles) continue;
+        const int first = first_block_of_tile(w, k_tiles, u.tile, b);
+        ASSERT_LT(first, b);
+        for (int c = first; c < b; ++c) {
+          EXPECT_EQ(handed_on[c], u.tile) << "block " << c << " for block " << b;
+          ++consumed[c];
+        }
+      }
+    for (int b = 0; b < blocks; ++b) EXPECT_EQ(consumed[b], handed_on[b] >= 0 ? 1 : 0) << b;
+  }
+}
