@@ -109,9 +109,9 @@ TILEMM_INDEX_MAP int swizzle_128b(int byte_offset) {
 // remainder), cut evenly in K tiles across the blocks in order: K tiles [units c / ctas,
 // units (c + 1) / ctas) of them, counted tile by tile. A tile cut between blocks is summed by the
 // block that holds its last K tiles: the others leave their partial sums in `partials` (one
-// tile's per block: a block's only unfinished tile is its last) and raise their flag; it waits for
-// the flags and adds the partials in block order, so the result does not depend on timing. The
-// flags are zero at launch.
+// tile's per block: a block hands on at most one, the first of its cut-tile units) and raise their
+// flag; it waits for the flags and adds the partials in block order, so the result does not depend
+// on timing. The flags are zero at launch.
 struct WorkSplit {
   long long tiles;     // tiles of C
   long long dp_tiles;  // tiles done whole, round robin
@@ -139,18 +139,23 @@ TILEMM_INDEX_MAP long long stream_k_start(const WorkSplit& w, int k_tiles, int b
   return (w.tiles - w.dp_tiles) * k_tiles * block / w.ctas;
 }
 
-// Block `block`'s units, in order, to `f`: the same sequence for its producer and consumers.
+// Block `block`'s units, in order, to `f`: the same sequence for its producer and consumers. Its
+// share of the cut tiles goes last K tile first, so that the unit it hands on (the head of a cut
+// tile) comes before the one it may wait in (the tail of a tile it finishes): every block raises
+// its flag before it waits, and no block waits for a block that waits. In K order, block c would
+// finish a tile before starting the one it hands on, and each block would wait for the one before
+// it all the way down.
 template <typename F>
 TILEMM_INDEX_MAP void for_each_stream_k_unit(const WorkSplit& w, int k_tiles, int block, F&& f) {
   for (long long tile = block; tile < w.dp_tiles; tile += w.ctas)
     f(Unit{static_cast<int>(tile), 0, k_tiles});
-  const long long end = stream_k_start(w, k_tiles, block + 1);
-  for (long long u = stream_k_start(w, k_tiles, block); u < end;) {
-    const int k_begin = static_cast<int>(u % k_tiles);
-    const long long left = end - u;
-    const int k_end = left < k_tiles - k_begin ? k_begin + static_cast<int>(left) : k_tiles;
-    f(Unit{static_cast<int>(w.dp_tiles + u / k_tiles), k_begin, k_end});
-    u += k_end - k_begin;
+  const long long begin = stream_k_start(w, k_tiles, block);
+  for (long long u = stream_k_start(w, k_tiles, block + 1); u > begin;) {
+    const long long tile = (u - 1) / k_tiles;
+    const long long piece = tile * k_tiles > begin ? tile * k_tiles : begin;
+    f(Unit{static_cast<int>(w.dp_tiles + tile), static_cast<int>(piece - tile * k_tiles),
+           static_cast<int>(u - tile * k_tiles)});
+    u = piece;
   }
 }
 

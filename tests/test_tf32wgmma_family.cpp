@@ -301,8 +301,9 @@ TEST(Tf32wgmmaSpace, SixHighAndEightMediumVariantsEachWithAndWithoutStreamK) {
 
 // The stream-K work split (STREAM_K 1), on the host: every K tile of every tile is done by one
 // block; a tile cut between blocks is finished by the block with its last K tiles, after exactly
-// the blocks before it that hold its other K tiles, each of which leaves it as its last,
-// unfinished unit; the shares differ by at most one K tile.
+// the blocks before it that hold its other K tiles, each of which leaves it unfinished as its first
+// unit past the whole tiles, before any unit it waits in (so no block waits for a waiting block);
+// the shares differ by at most one K tile.
 TEST(Tf32wgmmaStreamK, EveryKTileOnceAndEveryCutTileFinishedByItsLastBlockAfterTheOthers) {
   using namespace tf32wgmma_maps;
   std::mt19937 rng(20261201);
@@ -345,9 +346,15 @@ TEST(Tf32wgmmaStreamK, EveryKTileOnceAndEveryCutTileFinishedByItsLastBlockAfterT
         }
         for (int k = u.k_begin; k < u.k_end; ++k) ++done[u.tile * k_tiles + k];
         if (u.k_end < k_tiles) {
-          // Unfinished: only a block's last unit.
-          EXPECT_EQ(j + 1, units[b].size());
+          // Unfinished: only a block's first unit past its whole tiles.
+          EXPECT_EQ(handed_on[b], -1) << "block " << b << " hands on two tiles";
+          EXPECT_TRUE(j == 0 || units[b][j - 1].tile < w.dp_tiles) << "block " << b;
           handed_on[b] = static_cast<int>(u.tile);
+        }
+        // A unit that waits (the tail of a cut tile) comes after the block's hand-on.
+        if (u.k_begin > 0 && u.k_end == k_tiles) {
+          for (std::size_t i = j + 1; i < units[b].size(); ++i)
+            EXPECT_EQ(units[b][i].k_end, k_tiles) << "block " << b << " waits before it hands on";
         }
       }
     }
