@@ -56,6 +56,7 @@ std::string check_tf32wgmma(const Variant& v) {
   const WgmmaTiles t(v);
   if (t.bk != 32) return "BK is 32: one 128-byte swizzle row of K";
 
+  if (v.param("gm") != 1 && t.stream_k != 1) return "a grouped tile order only with sk 1";
   if (t.bm == 256 && t.split == 3)
     return "SPLIT 3 only up to BM 128: its partial sums double the BM / 2 accumulators";
   // Two warpgroups for BM 256: one alone would hold 128 accumulators and wait on one stream of
@@ -147,7 +148,7 @@ Family tf32wgmma_family() {
   f.template_file = "tf32wgmma.cu";
   f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
               {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}},
-              {"sk", "STREAM_K", {0, 1}}};
+              {"sk", "STREAM_K", {0, 1}},     {"gm", "GROUP_ROWS", {1, 8}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;

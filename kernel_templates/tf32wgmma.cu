@@ -194,6 +194,9 @@ TILEMM_INDEX_MAP int first_block_of_tile(const WorkSplit& w, int k_tiles, long l
 #ifndef STREAM_K
 #define STREAM_K 0
 #endif
+#ifndef GROUP_ROWS
+#define GROUP_ROWS 1
+#endif
 #ifndef PROMOTE
 #if SPLIT == 3
 #define PROMOTE 1
@@ -517,8 +520,26 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // (instead of m0 + row < M: no int overflow for M or N near 2^31).
   // (Tiles per row read where used, from the parameters: no register held for it.)
   auto tiles_n = [&] { return STREAM_K ? split.tiles_n : static_cast<int>(gridDim.x); };
+#if GROUP_ROWS > 1
+  // Tiles numbered in groups of GROUP_ROWS rows of tiles, column by column within a group.
+  auto tile_row = [&](const Unit& u) {
+    const int in_group = GROUP_ROWS * tiles_n();
+    const int first = u.tile / in_group * GROUP_ROWS;
+    const int rows = min((M + BM - 1) / BM - first, GROUP_ROWS);
+    return first + u.tile % in_group % rows;
+  };
+  auto tile_col = [&](const Unit& u) {
+    const int in_group = GROUP_ROWS * tiles_n();
+    const int first = u.tile / in_group * GROUP_ROWS;
+    const int rows = min((M + BM - 1) / BM - first, GROUP_ROWS);
+    return u.tile % in_group / rows;
+  };
+  auto row0 = [&](const Unit& u) { return tile_row(u) * BM; };
+  auto col0 = [&](const Unit& u) { return tile_col(u) * BN; };
+#else
   auto row0 = [&](const Unit& u) { return u.tile / tiles_n() * BM; };
   auto col0 = [&](const Unit& u) { return u.tile % tiles_n() * BN; };
+#endif
 
   if (tid == 0) {
 #pragma unroll

@@ -32,8 +32,8 @@
 namespace tilemm {
 namespace {
 
-const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_sk0");
-const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_sk0");
+const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_sk0_gm1");
+const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_sk0_gm1");
 
 Problem at(Problem p, Precision precision) {
   p.precision = precision;
@@ -62,11 +62,11 @@ TEST(Tf32wgmmaSpace, HoldsBothPrecisionsAndEveryNameParsesBack) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::high, Precision::medium}));
   EXPECT_EQ(precision_of(kHigh), Precision::high);
   EXPECT_EQ(precision_of(kMedium), Precision::medium);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_sk0"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_sk0"), InvalidArgument);  // stages
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_sk0"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_sk0"), InvalidArgument);  // 4 groups
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_sk0"), InvalidArgument);  // BK
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_sk0_gm1"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_sk0_gm1"), InvalidArgument);  // stages
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_sk0_gm1"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_sk0_gm1"), InvalidArgument);  // 4 groups
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_sk0_gm1"), InvalidArgument);  // BK
 }
 
 TEST(Tf32wgmmaCanRun, RunsOnComputeCapability90AloneNotOnOlderOrNewerDevices) {
