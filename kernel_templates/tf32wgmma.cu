@@ -149,14 +149,34 @@ template <typename F>
 TILEMM_INDEX_MAP void for_each_stream_k_unit(const WorkSplit& w, int k_tiles, int block, F&& f) {
   for (long long tile = block; tile < w.dp_tiles; tile += w.ctas)
     f(Unit{static_cast<int>(tile), 0, k_tiles});
-  const long long begin = stream_k_start(w, k_tiles, block);
-  for (long long u = stream_k_start(w, k_tiles, block + 1); u > begin;) {
-    const long long tile = (u - 1) / k_tiles;
-    const long long piece = tile * k_tiles > begin ? tile * k_tiles : begin;
-    f(Unit{static_cast<int>(w.dp_tiles + tile), static_cast<int>(piece - tile * k_tiles),
-           static_cast<int>(u - tile * k_tiles)});
+  // In 32 bits from the share's first tile on: fewer than 2 ctas tiles are cut (whole_tiles), so a
+  // share is under 2 k_tiles K tiles and ends before 3 k_tiles from there (k_tiles < 2^31 / 32).
+  const long long begin = stream_k_start(w, k_tiles, block),
+                  end = stream_k_start(w, k_tiles, block + 1);
+  if (begin == end) return;  // no share (also where K has no tile: nothing is cut)
+  const long long first_tile = begin / k_tiles;
+  const int lo = static_cast<int>(begin - first_tile * k_tiles);
+  const int base_tile = static_cast<int>(w.dp_tiles + first_tile);
+  for (int u = static_cast<int>(end - first_tile * k_tiles); u > lo;) {
+    const int t = (u - 1) / k_tiles;
+    const int piece = t * k_tiles > lo ? t * k_tiles : lo;
+    f(Unit{base_tile + t, piece - t * k_tiles, u - t * k_tiles});
     u = piece;
   }
+}
+
+// Tile `tile`'s row and column of tiles in the grouped order (GROUP_ROWS > 1): groups of
+// `group_rows` rows of tiles, column by column within a full group, so that the blocks resident at
+// once share their rows of A and columns of B; row by row in a last group of fewer rows (no
+// division by its row count).
+struct TilePosition {
+  int row, col;
+};
+TILEMM_INDEX_MAP TilePosition grouped_tile(int tile, int tiles_m, int tiles_n, int group_rows) {
+  const int group = tile / (group_rows * tiles_n), within = tile - group * group_rows * tiles_n;
+  if ((group + 1) * group_rows <= tiles_m)
+    return {group * group_rows + within % group_rows, within / group_rows};
+  return {group * group_rows + within / tiles_n, within % tiles_n};
 }
 
 // The first of the blocks whose shares hold K tiles of cut tile `tile`, which `block` finishes
@@ -521,21 +541,12 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // (Tiles per row read where used, from the parameters: no register held for it.)
   auto tiles_n = [&] { return STREAM_K ? split.tiles_n : static_cast<int>(gridDim.x); };
 #if GROUP_ROWS > 1
-  // Tiles numbered in groups of GROUP_ROWS rows of tiles, column by column within a group.
-  auto tile_row = [&](const Unit& u) {
-    const int in_group = GROUP_ROWS * tiles_n();
-    const int first = u.tile / in_group * GROUP_ROWS;
-    const int rows = min((M + BM - 1) / BM - first, GROUP_ROWS);
-    return first + u.tile % in_group % rows;
+  auto row0 = [&](const Unit& u) {
+    return grouped_tile(u.tile, (M + BM - 1) / BM, tiles_n(), GROUP_ROWS).row * BM;
   };
-  auto tile_col = [&](const Unit& u) {
-    const int in_group = GROUP_ROWS * tiles_n();
-    const int first = u.tile / in_group * GROUP_ROWS;
-    const int rows = min((M + BM - 1) / BM - first, GROUP_ROWS);
-    return u.tile % in_group / rows;
+  auto col0 = [&](const Unit& u) {
+    return grouped_tile(u.tile, (M + BM - 1) / BM, tiles_n(), GROUP_ROWS).col * BN;
   };
-  auto row0 = [&](const Unit& u) { return tile_row(u) * BM; };
-  auto col0 = [&](const Unit& u) { return tile_col(u) * BN; };
 #else
   auto row0 = [&](const Unit& u) { return u.tile / tiles_n() * BM; };
   auto col0 = [&](const Unit& u) { return u.tile % tiles_n() * BN; };
@@ -591,7 +602,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     // conflicts); orders the writes before the wgmmas' reads (async proxy) and hands the tile
     // over on the full barrier. Each thread's arrival on `landed` covers only its own B copies,
     // but every thread waits for the phase, which needs all of them.
-    auto split_landed = [&](long long g) {
+    auto split_landed = [&](unsigned g) {
       const int stage = static_cast<int>(g % STAGES);
       wait_barrier(landed0 + 8 * stage, static_cast<int>((g / STAGES) & 1));
       const float4* const big = reinterpret_cast<const float4*>(smem + stage * kStageBytes);
@@ -616,10 +627,13 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     if (ptid == 0 && k_tiles > 0)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&a_map))
                    : "memory");
-    long long g = 0;  // stage uses so far
+    // Stage uses so far, in 32 bits: once past 2 STAGES it stays in [2 STAGES, 4 STAGES), which
+    // keeps every use's stage, phase and the comparisons with STAGES below.
+    unsigned g = 0;
+    auto next_use = [](unsigned g) { return g + 1 == 4 * STAGES ? 2 * STAGES : g + 1; };
     for_each_unit(split, k_tiles, [&](const Unit& u) {
       const int m0 = row0(u), n0 = col0(u);
-      for (int t = u.k_begin; t < u.k_end; ++t, ++g) {
+      for (int t = u.k_begin; t < u.k_end; ++t, g = next_use(g)) {
         const int stage = static_cast<int>(g % STAGES);
 #if SPLIT == 3
         if (g >= kSplitLag) split_landed(g - kSplitLag);
@@ -636,7 +650,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       }
     });
 #if SPLIT == 3
-    for (long long h = max(g - kSplitLag, 0ll); h < g; ++h) split_landed(h);
+    for (unsigned h = g >= kSplitLag ? g - kSplitLag : 0; h < g; ++h) split_landed(h);
 #endif
     // The last tiles' B copies may still be in flight, their arrivals on `landed` pending: the
     // thread that issued them waits for them before it exits (the consumers wait for the same
@@ -811,13 +825,26 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
 #if STREAM_K
     // A tile cut between blocks: a block without its last K tiles hands its partial sum on
-    // (thread-major, so the block that adds it reads it back with the same thread and index,
-    // coalesced); the block with them adds the others' to its own in block order.
+    // (four accumulators per 16 bytes, thread-major, so the block that adds it reads it back with
+    // the same thread and index, coalesced); the block with them adds the others' to its own in
+    // block order. 16-byte stores and loads where ptxas then keeps every value in registers (the
+    // two-warpgroup tiles with PROMOTE), one float at a time elsewhere: the choice that compiles
+    // without spills (tests/test_nvrtc_compile.cpp checks every variant).
     constexpr int kConsumers = kGroups * 128;
+    constexpr bool kVectorHandOn = PROMOTE && kGroups == 2;
     if (u.k_end < k_tiles) {
-      float* const mine = split.partials + static_cast<long long>(blockIdx.x) * BM * BN;
+      float4* const mine =
+          reinterpret_cast<float4*>(split.partials + static_cast<long long>(blockIdx.x) * BM * BN);
+      if (kVectorHandOn) {
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) __stcg(mine + i * kConsumers + ctid(), acc[i]);
+        for (int j = 0; j < kAcc / 4; ++j)
+          __stcg(mine + j * kConsumers + ctid(),
+                 make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+      } else {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          __stcg(reinterpret_cast<float*>(mine + i / 4 * kConsumers + ctid()) + i % 4, acc[i]);
+      }
       sync_consumers();
       if (ctid() == 0) {
         // Every consumer's stores above (ordered by the barrier) before the flag, at GPU scope.
@@ -844,17 +871,32 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       }
       sync_consumers();
       for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
-        const float* const theirs = split.partials + static_cast<long long>(c) * BM * BN + ctid();
+        const float4* const theirs =
+            reinterpret_cast<const float4*>(split.partials + static_cast<long long>(c) * BM * BN) +
+            ctid();
 #if PROMOTE
         // Through the partial sums' registers, which hold nothing now: the loads in flight
         // need no more.
+        if (kVectorHandOn) {
 #pragma unroll
-        for (int i = 0; i < kAcc; ++i) part[i] = __ldcg(theirs + i * kConsumers);
+          for (int j = 0; j < kAcc / 4; ++j) {
+            const float4 x = __ldcg(theirs + j * kConsumers);
+            part[4 * j] = x.x;
+            part[4 * j + 1] = x.y;
+            part[4 * j + 2] = x.z;
+            part[4 * j + 3] = x.w;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i)
+            part[i] = __ldcg(reinterpret_cast<const float*>(theirs + i / 4 * kConsumers) + i % 4);
+        }
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] += part[i];
 #else
 #pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[i] += __ldcg(theirs + i * kConsumers);
+        for (int i = 0; i < kAcc; ++i)
+          acc[i] += __ldcg(reinterpret_cast<const float*>(theirs + i / 4 * kConsumers) + i % 4);
 #endif
       }
     }

@@ -226,7 +226,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{1000, 1000, 1000, 2.0f, 0.5f, 4, 4, 4},
                       // Alignment class 4 (the float4 variants run) at sizes off every tile.
                       Case{96, 80, 72}, Case{260, 196, 132}, Case{516, 1028, 36, 0.5f, -1.0f},
-                      Case{4, 4, 4}, Case{4, 8, 1000}, Case{1004, 12, 4}),
+                      Case{4, 4, 4}, Case{4, 8, 1000}, Case{1004, 12, 4},
+                      // More tiles than an H200 has SMs for every tf32wgmma tile, not in whole
+                      // waves: persistent blocks (sk 1) cut tiles in K and hand partial sums on.
+                      Case{3076, 1540, 68, 1.25f, 0.5f}),
     case_name);
 
 // One variant of each family, chosen as the one that needs the most alignment the problem has
