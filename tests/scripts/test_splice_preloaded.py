@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""scripts/splice_preloaded.py on the shipped H200 file: high and medium replaced by an export of
+changed entries, highest kept byte for byte, and an export of the wrong precisions refused.
+
+Usage: test_splice_preloaded.py SOURCE_DIR SCRATCH_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+source, scratch = sys.argv[1], sys.argv[2]
+os.makedirs(scratch, exist_ok=True)
+shipped = os.path.join(source, "cache", "preloaded", "nvidia-h200-sm90.json")
+script = os.path.join(source, "scripts", "splice_preloaded.py")
+target = os.path.join(scratch, "preloaded.json")
+export = os.path.join(scratch, "export.json")
+shutil.copy(shipped, target)
+
+with open(shipped) as f:
+    text = f.read()
+doc = json.loads(text)
+fresh = [dict(e, winner_note="spliced") for e in doc["entries"] if e["precision"] != "highest"]
+fresh = fresh[: len(fresh) - 1]  # one entry fewer than before
+with open(export, "w") as f:
+    json.dump({"entries": fresh, "format": doc["format"], "format_version": doc["format_version"]},
+              f, indent=2, sort_keys=True)
+
+subprocess.run([sys.executable, script, target, export, "high,medium"], check=True)
+with open(target) as f:
+    result_text = f.read()
+result = json.loads(result_text)
+highest = [e for e in doc["entries"] if e["precision"] == "highest"]
+assert [e for e in result["entries"] if e["precision"] == "highest"] == highest
+assert [e for e in result["entries"] if e["precision"] != "highest"] == fresh
+assert len(result["entries"]) == len(highest) + len(fresh)
+# Byte for byte: every kept entry's text is a substring of the result as it was of the original.
+start = text.index('"entries": [')
+decoder = json.JSONDecoder()
+pos, kept = start + len('"entries": ['), 0
+while True:
+    while text[pos] in " \n,":
+        pos += 1
+    if text[pos] == "]":
+        break
+    entry, end = decoder.raw_decode(text, pos)
+    if entry["precision"] == "highest":
+        assert text[pos:end] in result_text, "a highest entry's text changed"
+        kept += 1
+    pos = end
+assert kept == len(highest)
+
+refused = subprocess.run([sys.executable, script, target, export, "high"],
+                         capture_output=True, text=True)
+assert refused.returncode != 0 and "not ['high']" in refused.stderr, refused.stderr
+print(f"spliced {len(fresh)} entries beside {kept} kept byte for byte; a wrong precision list refused")
