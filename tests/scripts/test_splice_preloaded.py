@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/splice_preloaded.py on the shipped H200 file: high and medium replaced by an export of
-changed entries, highest kept byte for byte, and an export of the wrong precisions refused.
+changed entries, highest kept byte for byte, an export of the wrong precisions refused; and with
+--by-key one entry replaced and one added, every other kept byte for byte.
 
 Usage: test_splice_preloaded.py SOURCE_DIR SCRATCH_DIR
 """
@@ -54,4 +55,33 @@ assert kept == len(highest)
 refused = subprocess.run([sys.executable, script, target, export, "high"],
                          capture_output=True, text=True)
 assert refused.returncode != 0 and "not ['high']" in refused.stderr, refused.stderr
-print(f"spliced {len(fresh)} entries beside {kept} kept byte for byte; a wrong precision list refused")
+
+# --by-key on the shipped file: the high 4097 entry changed, a new shape added.
+shutil.copy(shipped, target)
+old_4097 = next(e for e in doc["entries"] if e["precision"] == "high" and e["m"] == 4097)
+changed = dict(old_4097, winner="rowsplit_h4096")
+added = dict(old_4097, m=4098, n=4098, k=4098)
+with open(export, "w") as f:
+    json.dump({"entries": [changed, added], "format": doc["format"],
+               "format_version": doc["format_version"]}, f, indent=2)
+subprocess.run([sys.executable, script, target, export, "--by-key"], check=True)
+with open(target) as f:
+    by_key_text = f.read()
+by_key = json.loads(by_key_text)["entries"]
+assert len(by_key) == len(doc["entries"]) + 1
+assert changed in by_key and added in by_key and old_4097 not in by_key
+assert sum(1 for e in by_key if e["precision"] == "high" and e["m"] == 4097) == 1
+pos, same = start + len('"entries": ['), 0
+while True:
+    while text[pos] in " \n,":
+        pos += 1
+    if text[pos] == "]":
+        break
+    entry, end = decoder.raw_decode(text, pos)
+    if entry != old_4097:
+        assert text[pos:end] in by_key_text, "an entry not re-tuned changed"
+        same += 1
+    pos = end
+assert same == len(doc["entries"]) - 1
+print(f"spliced {len(fresh)} entries beside {kept} kept byte for byte; a wrong precision list "
+      f"refused; by key one replaced and one added beside {same} kept")
