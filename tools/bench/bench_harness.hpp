@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -127,37 +128,70 @@ inline GemmArgs dense_args(const Problem& p, const Set& s, std::int64_t row0 = 0
 enum class Inputs { rotated, same };
 inline const char* to_string(Inputs inputs) { return inputs == Inputs::rotated ? "rotated" : "same"; }
 
-// Median milliseconds of `launch(set)` over a time-based number of runs.
-inline double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms,
-                      Inputs inputs = Inputs::rotated) {
-  const auto set = [&](std::size_t i) -> const Set& { return p.set(inputs == Inputs::rotated ? i : 0); };
-  for (int i = 0; i < 3; ++i) launch(set(i));
+// The input sets a contender's launches take in turn: the copies one after the other (rotated),
+// or the first every time (same).
+inline std::function<const Set&()> input_sets(const Problem& p, Inputs inputs) {
+  auto next = std::make_shared<std::size_t>(0);
+  return [&p, inputs, next]() -> const Set& {
+    return p.set(inputs == Inputs::rotated ? (*next)++ : 0);
+  };
+}
+
+// Warms `launch` up with 3 launches, then returns the milliseconds per launch of 3 more, timed
+// between two events: what sets how many launches a time budget holds.
+inline float probe_ms_per_launch(const std::function<void(const Set&)>& launch,
+                                 const std::function<const Set&()>& next_set) {
+  for (int i = 0; i < 3; ++i) launch(next_set());
   cuda(cudaDeviceSynchronize(), "warm-up");
   cudaEvent_t probe[2];
   cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
   cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
   cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
-  for (int i = 0; i < 3; ++i) launch(set(3 + i));
+  for (int i = 0; i < 3; ++i) launch(next_set());
   cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
   cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
   float probe_ms = 0;
   cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
   cudaEventDestroy(probe[0]);
   cudaEventDestroy(probe[1]);
-  const int runs = std::clamp(static_cast<int>(budget_ms / std::max(probe_ms / 3.0f, 1e-3f)), 20, 1000);
+  return std::max(probe_ms / 3.0f, 1e-3f);
+}
+
+// `runs` launches of `launch`, each between its own pair of CUDA events; their milliseconds are
+// appended to `samples`.
+inline void time_launches(const std::function<void(const Set&)>& launch,
+                          const std::function<const Set&()>& next_set, int runs,
+                          std::vector<float>& samples) {
   std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(runs));
   for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
   for (int i = 0; i < runs; ++i) {
     cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-    launch(set(static_cast<std::size_t>(6 + i)));
+    launch(next_set());
     cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
   }
   cuda(cudaDeviceSynchronize(), "timed runs");
-  std::vector<float> ms(static_cast<std::size_t>(runs));
-  for (int i = 0; i < runs; ++i) cuda(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+  for (int i = 0; i < runs; ++i) {
+    float ms = 0;
+    cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    samples.push_back(ms);
+  }
   for (auto& e : events) cudaEventDestroy(e);
+}
+
+inline double median(std::vector<float> ms) {
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// Median milliseconds of `launch(set)` over a time-based number of runs.
+inline double time_ms(const Problem& p, const std::function<void(const Set&)>& launch, double budget_ms,
+                      Inputs inputs = Inputs::rotated) {
+  const auto next_set = input_sets(p, inputs);
+  const float per_launch = probe_ms_per_launch(launch, next_set);
+  const int runs = std::clamp(static_cast<int>(budget_ms / per_launch), 20, 1000);
+  std::vector<float> ms;
+  time_launches(launch, next_set, runs, ms);
+  return median(std::move(ms));
 }
 
 // Medians of several contenders timed in turn, in `rounds` rounds that each give every contender
@@ -168,51 +202,18 @@ inline std::vector<double> time_ms_interleaved(
     const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
     double budget_ms, Inputs inputs = Inputs::rotated, int rounds = 5) {
   const std::size_t n = launches.size();
-  std::vector<std::size_t> next(n, 0);
-  const auto set = [&](std::size_t c) -> const Set& {
-    return p.set(inputs == Inputs::rotated ? next[c]++ : 0);
-  };
-  // Warm-up, and each contender's time per launch, for the number of launches a round gives it.
+  std::vector<std::function<const Set&()>> next_set(n);
   std::vector<int> per_round(n);
-  cudaEvent_t probe[2];
-  cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
-  cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
   for (std::size_t c = 0; c < n; ++c) {
-    for (int i = 0; i < 3; ++i) launches[c](set(c));
-    cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
-    for (int i = 0; i < 3; ++i) launches[c](set(c));
-    cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
-    cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
-    float probe_ms = 0;
-    cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
-    per_round[c] = std::clamp(
-        static_cast<int>(budget_ms / rounds / std::max(probe_ms / 3.0f, 1e-3f)), 4, 1000);
+    next_set[c] = input_sets(p, inputs);
+    const float per_launch = probe_ms_per_launch(launches[c], next_set[c]);
+    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / per_launch), 4, 1000);
   }
-  cudaEventDestroy(probe[0]);
-  cudaEventDestroy(probe[1]);
   std::vector<std::vector<float>> samples(n);
   for (int r = 0; r < rounds; ++r)
-    for (std::size_t c = 0; c < n; ++c) {
-      std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(per_round[c]));
-      for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
-      for (int i = 0; i < per_round[c]; ++i) {
-        cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-        launches[c](set(c));
-        cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
-      }
-      cuda(cudaDeviceSynchronize(), "timed runs");
-      for (int i = 0; i < per_round[c]; ++i) {
-        float ms = 0;
-        cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-        samples[c].push_back(ms);
-      }
-      for (auto& e : events) cudaEventDestroy(e);
-    }
+    for (std::size_t c = 0; c < n; ++c) time_launches(launches[c], next_set[c], per_round[c], samples[c]);
   std::vector<double> medians(n);
-  for (std::size_t c = 0; c < n; ++c) {
-    std::sort(samples[c].begin(), samples[c].end());
-    medians[c] = samples[c][samples[c].size() / 2];
-  }
+  for (std::size_t c = 0; c < n; ++c) medians[c] = median(std::move(samples[c]));
   return medians;
 }
 
