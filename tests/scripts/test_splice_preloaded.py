@@ -5,6 +5,7 @@ changed entries, highest kept byte for byte, an export of the wrong precisions r
 
 Usage: test_splice_preloaded.py SOURCE_DIR SCRATCH_DIR
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -15,6 +16,10 @@ source, scratch = sys.argv[1], sys.argv[2]
 os.makedirs(scratch, exist_ok=True)
 shipped = os.path.join(source, "cache", "preloaded", "nvidia-h200-sm90.json")
 script = os.path.join(source, "scripts", "splice_preloaded.py")
+# The script's own reader of entries with their exact text, for the byte-for-byte checks.
+spec = importlib.util.spec_from_file_location("splice_preloaded", script)
+splice = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(splice)
 target = os.path.join(scratch, "preloaded.json")
 export = os.path.join(scratch, "export.json")
 shutil.copy(shipped, target)
@@ -22,6 +27,7 @@ shutil.copy(shipped, target)
 with open(shipped) as f:
     text = f.read()
 doc = json.loads(text)
+original_entries, _, _ = splice.entries_with_text(text, shipped)
 fresh = [dict(e, winner_note="spliced") for e in doc["entries"] if e["precision"] != "highest"]
 fresh = fresh[: len(fresh) - 1]  # one entry fewer than before
 with open(export, "w") as f:
@@ -37,19 +43,11 @@ assert [e for e in result["entries"] if e["precision"] == "highest"] == highest
 assert [e for e in result["entries"] if e["precision"] != "highest"] == fresh
 assert len(result["entries"]) == len(highest) + len(fresh)
 # Byte for byte: every kept entry's text is a substring of the result as it was of the original.
-start = text.index('"entries": [')
-decoder = json.JSONDecoder()
-pos, kept = start + len('"entries": ['), 0
-while True:
-    while text[pos] in " \n,":
-        pos += 1
-    if text[pos] == "]":
-        break
-    entry, end = decoder.raw_decode(text, pos)
+kept = 0
+for entry, entry_text in original_entries:
     if entry["precision"] == "highest":
-        assert text[pos:end] in result_text, "a highest entry's text changed"
+        assert entry_text in result_text, "a highest entry's text changed"
         kept += 1
-    pos = end
 assert kept == len(highest)
 
 refused = subprocess.run([sys.executable, script, target, export, "high"],
@@ -71,17 +69,11 @@ by_key = json.loads(by_key_text)["entries"]
 assert len(by_key) == len(doc["entries"]) + 1
 assert changed in by_key and added in by_key and old_4097 not in by_key
 assert sum(1 for e in by_key if e["precision"] == "high" and e["m"] == 4097) == 1
-pos, same = start + len('"entries": ['), 0
-while True:
-    while text[pos] in " \n,":
-        pos += 1
-    if text[pos] == "]":
-        break
-    entry, end = decoder.raw_decode(text, pos)
+same = 0
+for entry, entry_text in original_entries:
     if entry != old_4097:
-        assert text[pos:end] in by_key_text, "an entry not re-tuned changed"
+        assert entry_text in by_key_text, "an entry not re-tuned changed"
         same += 1
-    pos = end
 assert same == len(doc["entries"]) - 1
 print(f"spliced {len(fresh)} entries beside {kept} kept byte for byte; a wrong precision list "
       f"refused; by key one replaced and one added beside {same} kept")
