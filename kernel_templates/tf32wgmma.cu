@@ -297,15 +297,13 @@ __device__ __forceinline__ unsigned cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
   return rank;
 }
-// Arrives on the barrier at the same offset in the shared memory of the cluster's block `rank`.
-// The default semantics, release at CTA scope, as CUTLASS's cluster barriers arrive: what the
-// arrival announces is that this warp's reads of the stage are done, and they are (their values
-// are in registers, the wgmmas that read it have completed), so no later write can change them.
-// A release at cluster scope is a fence per arrival.
+// Arrives on the barrier at the same offset in the shared memory of the cluster's block `rank`,
+// releasing this thread's earlier reads of shared memory to the threads that wait on it.
 __device__ __forceinline__ void arrive_remote(unsigned bar, unsigned rank) {
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
+               : "memory");
 }
 // Every thread of both blocks arrives, then waits for all: what either block did to shared
 // memory before it (barrier initialization, remote arrivals) is done for both after it.
@@ -619,9 +617,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       // each producer thread when its B copies land.
       init_barrier(landed0 + 8 * s, 128 + 1);
       if (SPLIT == 3) init_barrier(full0 + 8 * s, 128);  // every producer thread, after the split
-      // every consumer thread, and with MULTICAST 2 every consumer warp of the other block: a
-      // stage is refilled in both blocks
-      init_barrier(empty0 + 8 * s, kGroups * 128 + (MULTICAST == 2 ? kGroups * 4 : 0));
+      // every consumer thread, of both blocks with MULTICAST 2: a stage is refilled in both
+      init_barrier(empty0 + 8 * s, kGroups * 128 * MULTICAST);
     }
     // The tensor memory accelerator (the async proxy) completes the barriers' transactions, and
     // with MULTICAST 2 the other block's copies and threads arrive on them.
@@ -779,14 +776,13 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // before the producer's copies that follow its wait (an acquire). One arrival per warp after a
   // __syncwarp would be as correct, but compute-sanitizer's racecheck did not follow it and
   // reported the one-warpgroup tiles' loads as racing the copies.
-  // With MULTICAST 2 the other block's producer refills this stage in both blocks too, so it
-  // hears from this block's warps as well: one arrival per warp, once its lanes are done.
+  // With MULTICAST 2 the other block's producer refills this stage in both blocks too, so the
+  // thread arrives on both blocks' barriers.
   auto release = [&](unsigned g) {
     const unsigned empty = empty0 + 8 * static_cast<int>(g % STAGES);
     arrive(empty);
 #if MULTICAST == 2
-    __syncwarp();
-    if (lane == 0) arrive_remote(empty, rank ^ 1u);
+    arrive_remote(empty, rank ^ 1u);
 #endif
   };
 
