@@ -7,9 +7,7 @@
 // two-warpgroup tiles (BN 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large
 // tiles would leave SMs idle on, both splits, high without BM 256 (its partial sums beside the
 // accumulators would not fit in registers), so that every high variant has a medium twin;
-// and each tile with a block per tile (sk 0) alone, in clusters of two blocks that share their A
-// tiles (mc 2), or persistent (sk 1) in row or grouped order (gm 8); tests/test_variant_names.cpp
-// pins its size.
+// tests/test_variant_names.cpp pins its size.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -30,10 +28,10 @@ namespace tilemm::detail {
 namespace {
 
 struct WgmmaTiles {
-  int bm, bn, bk, stages, split, stream_k, multicast;
+  int bm, bn, bk, stages, split, stream_k;
   explicit WgmmaTiles(const Variant& v)
       : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
-        split(v.param("sp")), stream_k(v.param("sk")), multicast(v.param("mc")) {}
+        split(v.param("sp")), stream_k(v.param("sk")) {}
   int threads() const { return (bn / 64 + 1) * 128; }  // consumers and the producer
 };
 
@@ -59,9 +57,6 @@ std::string check_tf32wgmma(const Variant& v) {
   if (t.bk != 32) return "BK is 32: one 128-byte swizzle row of K";
 
   if (v.param("gm") != 1 && t.stream_k != 1) return "a grouped tile order only with sk 1";
-  // A persistent block's tiles are not its cluster partner's: stream-K and the grouped order give
-  // neighbouring blocks different rows of tiles.
-  if (t.multicast != 1 && t.stream_k != 0) return "clusters sharing A tiles (mc 2) only with sk 0";
   if (t.bm == 256 && t.split == 3)
     return "SPLIT 3 only up to BM 128: its partial sums double the BM / 2 accumulators";
   // Two warpgroups for BM 256: one alone would hold 128 accumulators and wait on one stream of
@@ -77,9 +72,6 @@ std::string check_tf32wgmma(const Variant& v) {
 LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
   const WgmmaTiles t(v);
   LaunchGeometry g = grid_over_c(p.M, p.N, t.bm, t.bn, static_cast<unsigned>(t.threads()), 1);
-  // Clusters of two along grid.x: an odd count of tile columns gets one more column of blocks,
-  // which copy their halves of A for their partners and store nothing (their columns lie past N).
-  if (t.multicast == 2) g.grid[0] += g.grid[0] % 2;
   g.dynamic_shared_bytes = tf32wgmma_shared_bytes(v);
   return g;
 }
@@ -129,14 +121,14 @@ WorkSplit work_split(const WgmmaTiles& t, const Problem& p, int sm_count, float*
   return w;
 }
 
-// The GEMM signature every template shares, then the tensor map of A (BM rows, with mc 2 half of
-// them, x 32 floats of K per box, in the layout the wgmma descriptor reads) and the work split.
+// The GEMM signature every template shares, then the tensor map of A (BM rows x 32 floats of K
+// per box, the A tile in the layout the wgmma descriptor reads) and the work split.
 void enqueue_tf32wgmma(const LaunchRequest& r) {
   const WgmmaTiles t(r.variant);
   // K == 0 loads no tile (and A may be null): the kernel never reads the map.
-  CUtensorMap a_map = r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K,
-                                                            r.args.lda, t.bm / t.multicast, t.bk)
-                                   : CUtensorMap{};
+  CUtensorMap a_map =
+      r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk)
+                   : CUtensorMap{};
   LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
   WorkSplit split{};
   if (t.stream_k == 1) {
@@ -156,8 +148,7 @@ Family tf32wgmma_family() {
   f.template_file = "tf32wgmma.cu";
   f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
               {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}},
-              {"sk", "STREAM_K", {0, 1}},     {"gm", "GROUP_ROWS", {1, 8}},
-              {"mc", "MULTICAST", {1, 2}}};
+              {"sk", "STREAM_K", {0, 1}},     {"gm", "GROUP_ROWS", {1, 8}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;

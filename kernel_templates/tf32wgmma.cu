@@ -28,12 +28,6 @@
 //    `empty` mbarrier once their wgmmas that read it are done. setmaxnreg moves registers from
 //    the producer to the consumers' accumulators. Register fragments are double-buffered so the
 //    next tile's loads overlap the wgmmas of this one.
-//  - MULTICAST 2 (with STREAM_K 0): the blocks of adjacent columns of tiles pair up in clusters
-//    of two, which need the same A tiles; each copies half of every A tile by TMA into both
-//    blocks' shared memory (multicast), so A crosses from L2 once per pair. A stage is then
-//    refilled only when the consumers of both blocks are done with it: they arrive on both
-//    blocks' `empty` barriers. Both blocks wait for each other before either exits. One TF32
-//    pass (SPLIT 1) reads as many bytes per flop as it can get from L2, which is what this saves.
 //  - PROMOTE 1 (the default with SPLIT 3): the tensor core's accumulation aligns and truncates
 //    instead of rounding to nearest, so the wgmmas of one K tile accumulate a partial sum started
 //    from zero (scale-d 0 on the tile's first wgmma), and after the tile the partial is added to
@@ -223,9 +217,6 @@ TILEMM_INDEX_MAP int first_block_of_tile(const WorkSplit& w, int k_tiles, long l
 #ifndef GROUP_ROWS
 #define GROUP_ROWS 1
 #endif
-#ifndef MULTICAST
-#define MULTICAST 1
-#endif
 #ifndef PROMOTE
 #if SPLIT == 3
 #define PROMOTE 1
@@ -250,10 +241,6 @@ constexpr int kSmallBytes = SPLIT == 3 ? kATileBytes : 0;
 constexpr int kBTileBytes = BK * b_row_floats(BN) * 4;
 constexpr int kStageBytes = kATileBytes + kSmallBytes + kBTileBytes;
 constexpr int kBCopies = BK * BN / 4 / 128;  // 16-byte cp.async per producer thread per B tile
-// With MULTICAST 2 each block of a cluster copies half of the A tile (its rank's BM / 2 rows) into
-// both blocks' shared memory.
-constexpr int kABoxRows = BM / MULTICAST;
-constexpr int kABoxBytes = kATileBytes / MULTICAST;
 static_assert(BK == 32, "BK is 32 floats: one 128-byte swizzle row of K per row of A");
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 256");
 static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
@@ -262,9 +249,6 @@ static_assert(SPLIT == 1 || SPLIT == 3, "SPLIT is 1 (medium: one TF32 pass) or 3
 static_assert(PROMOTE == 0 || PROMOTE == 1, "PROMOTE is 0 (sums in the wgmmas) or 1 (FADDs)");
 static_assert(STREAM_K == 0 || STREAM_K == 1,
               "STREAM_K is 0 (a block per tile) or 1 (persistent blocks, the last wave in K slices)");
-static_assert(MULTICAST == 1 || (MULTICAST == 2 && STREAM_K == 0),
-              "MULTICAST is 1, or 2 (clusters of two blocks sharing A tiles) with STREAM_K 0");
-static_assert(kABoxBytes % 1024 == 0, "each block's half of an A tile keeps the swizzle's alignment");
 static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
 static_assert(kATileBytes % (16 * 128) == 0 && (BK * BN / 4) % 128 == 0,
@@ -290,29 +274,6 @@ __device__ __forceinline__ void init_barrier(unsigned bar, int count) {
 __device__ __forceinline__ void arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-#if MULTICAST == 2
-// This block's rank in its cluster of two (along grid.x).
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  return rank;
-}
-// Arrives on the barrier at the same offset in the shared memory of the cluster's block `rank`,
-// releasing this thread's earlier reads of shared memory to the threads that wait on it.
-__device__ __forceinline__ void arrive_remote(unsigned bar, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
-               : "memory");
-}
-// Every thread of both blocks arrives, then waits for all: what either block did to shared
-// memory before it (barrier initialization, remote arrivals) is done for both after it.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
-}
-#endif
-
 // Waits for the completion of the barrier's phase of parity `parity`.
 __device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
   asm volatile(
@@ -348,20 +309,6 @@ __device__ __forceinline__ void copy_box(unsigned dst, const TensorMap& map, int
       "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(bar)
       : "memory");
 }
-
-#if MULTICAST == 2
-// copy_box into the shared memory of both blocks of the cluster (ctaMask 0b11), at the same offset
-// in each; the bytes complete on the barrier at `bar`'s offset in each block.
-__device__ __forceinline__ void copy_box_to_both(unsigned dst, const TensorMap& map, int x, int y,
-                                                 unsigned bar) {
-  const unsigned short both = 0x3;
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(bar), "h"(both)
-      : "memory");
-}
-#endif
 
 // The barrier receives one arrival when every cp.async this thread issued before has landed
 // (noinc: the arrival is one of the count the barrier was initialized with).
@@ -567,13 +514,7 @@ __device__ __forceinline__ void for_each_unit(const WorkSplit& split, int k_tile
 #endif
 }
 
-#if MULTICAST == 2
-#define TILEMM_CLUSTER __cluster_dims__(2, 1, 1)
-#else
-#define TILEMM_CLUSTER
-#endif
-
-extern "C" __global__ void TILEMM_CLUSTER __launch_bounds__(kThreads, 1)
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc, const __grid_constant__ TensorMap a_map, const WorkSplit split) {
@@ -583,8 +524,9 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const unsigned raw_base = shared_address(smem_raw);
   const unsigned base = (raw_base + 1023u) & ~1023u;
   unsigned char* const smem = smem_raw + (base - raw_base);
-  // The stage barriers lie past the ring, 8 bytes each: STAGES full, STAGES empty, and with
-  // SPLIT 3 STAGES landed (the copies are in; `full`: the split too).
+  // The stage barriers lie past the ring, 8 bytes each: STAGES full, STAGES empty, and where the
+  // producer loads A by TMA and splits it, STAGES landed (the copies are in; `full`: the split
+  // too).
   const unsigned full0 = base + STAGES * kStageBytes;
   const unsigned empty0 = full0 + 8 * STAGES;
   const unsigned landed0 = SPLIT == 3 ? empty0 + 8 * STAGES : full0;
@@ -617,18 +559,12 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       // each producer thread when its B copies land.
       init_barrier(landed0 + 8 * s, 128 + 1);
       if (SPLIT == 3) init_barrier(full0 + 8 * s, 128);  // every producer thread, after the split
-      // every consumer thread, of both blocks with MULTICAST 2: a stage is refilled in both
-      init_barrier(empty0 + 8 * s, kGroups * 128 * MULTICAST);
+      init_barrier(empty0 + 8 * s, kGroups * 128);       // every consumer thread
     }
-    // The tensor memory accelerator (the async proxy) completes the barriers' transactions, and
-    // with MULTICAST 2 the other block's copies and threads arrive on them.
+    // The tensor memory accelerator (the async proxy) completes the barriers' transactions.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-#if MULTICAST == 2
-  const unsigned rank = cluster_rank();
-  cluster_sync();  // both blocks' barriers are initialized before either copies or arrives
-#endif
 
   // Every K tile this block handles, across its units, takes the next stage of the ring: the
   // g-th (from 0) stage g % STAGES in its phase g / STAGES.
@@ -706,14 +642,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         if (g >= STAGES) wait_barrier(empty0 + 8 * stage, static_cast<int>(((g / STAGES) + 1) & 1));
         const unsigned landed = landed0 + 8 * stage;
         if (ptid == 0) {
-          arrive_expecting(landed, kATileBytes);  // with MULTICAST 2, both halves land here
-#if MULTICAST == 2
-          // The same tile row in both blocks (the cluster spans adjacent columns of tiles).
-          copy_box_to_both(base + stage * kStageBytes + rank * kABoxBytes, a_map, t * BK,
-                           m0 + static_cast<int>(rank) * kABoxRows, landed);
-#else
+          arrive_expecting(landed, kATileBytes);
           copy_box(base + stage * kStageBytes, a_map, t * BK, m0, landed);
-#endif
         }
         load_b(stage, t * BK, n0);
         arrive_when_copies_land(landed);
@@ -726,9 +656,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     // thread that issued them waits for them before it exits (the consumers wait for the same
     // data anyway), instead of leaving copies behind a finished thread.
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-#if MULTICAST == 2
-    cluster_sync();  // the consumers' matching wait is at the kernel's end
-#endif
     return;
   }
 
@@ -776,15 +703,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // before the producer's copies that follow its wait (an acquire). One arrival per warp after a
   // __syncwarp would be as correct, but compute-sanitizer's racecheck did not follow it and
   // reported the one-warpgroup tiles' loads as racing the copies.
-  // With MULTICAST 2 the other block's producer refills this stage in both blocks too, so the
-  // thread arrives on both blocks' barriers.
-  auto release = [&](unsigned g) {
-    const unsigned empty = empty0 + 8 * static_cast<int>(g % STAGES);
-    arrive(empty);
-#if MULTICAST == 2
-    arrive_remote(empty, rank ^ 1u);
-#endif
-  };
+  auto release = [&](unsigned g) { arrive(empty0 + 8 * static_cast<int>(g % STAGES)); };
 
   // The first wgmma of a sum ignores what its accumulators hold (scale-d 0), so they are set to
   // zero only where there is none, and a unit's first tile is issued before its loop: an
@@ -1013,10 +932,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         dst[0] = beta != 0.0f ? v0 + beta * dst[0] : v0;
       }
   });
-#if MULTICAST == 2
-  // No block exits while the other may still arrive on its barriers or copy into its tiles.
-  cluster_sync();
-#endif
 }
 
 #endif  // TILEMM_TF32WGMMA_INDEX_MAPS_ONLY

@@ -130,8 +130,7 @@ TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32O
   EXPECT_LE(timed.size(), sized_selection() + own.size());
   EXPECT_EQ(out.winner, s.fastest);
 
-  // With a budget that runs out during the screening, they were screened first: no FP32 kernel
-  // was timed before every own kernel had been.
+  // With a budget that runs out during the screening, they were screened first.
   FakeBench short_bench;
   short_bench.median = bench.median;
   TuneSettings tight = budgeted(s, short_bench, 150);
@@ -140,14 +139,7 @@ TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32O
   tune(testing::synthetic_h200(), high, short_bench, tight);
   const auto timed_in_time = screened(short_bench);
   ASSERT_LT(timed_in_time.size(), sized_selection());
-  std::set<std::string> own_names;
-  for (const auto& v : own) own_names.insert(variant_name(v));
-  std::size_t own_timed = 0;
-  for (const auto& name : timed_in_time) own_timed += own_names.count(name);
-  EXPECT_GT(own_timed, 0u);
-  if (own_timed < own_names.size()) {
-    EXPECT_EQ(own_timed, timed_in_time.size()) << "FP32 kernels screened before own ones";
-  }
+  for (const auto& v : own) EXPECT_TRUE(timed_in_time.count(variant_name(v))) << variant_name(v);
 }
 
 TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheFullPlan) {

@@ -32,8 +32,8 @@
 namespace tilemm {
 namespace {
 
-const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_sk0_gm1_mc1");
-const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_sk0_gm1_mc1");
+const Variant kHigh = parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp3_sk0_gm1");
+const Variant kMedium = parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp1_sk0_gm1");
 
 Problem at(Problem p, Precision precision) {
   p.precision = precision;
@@ -62,12 +62,11 @@ TEST(Tf32wgmmaSpace, HoldsBothPrecisionsAndEveryNameParsesBack) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::high, Precision::medium}));
   EXPECT_EQ(precision_of(kHigh), Precision::high);
   EXPECT_EQ(precision_of(kMedium), Precision::medium);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_sk0_gm1_mc1"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_sk0_gm1_mc1"), InvalidArgument);  // stages
-  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_sk0_gm1_mc1"), InvalidArgument);
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_sk0_gm1_mc1"), InvalidArgument);  // 4 groups
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_sk0_gm1_mc1"), InvalidArgument);  // BK
-  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk32_st4_sp1_sk1_gm1_mc2"), InvalidArgument);  // sk 1
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn128_bk32_st4_sp3_sk0_gm1"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn64_bk32_st3_sp1_sk0_gm1"), InvalidArgument);  // stages
+  EXPECT_THROW(parse_variant("tf32wgmma_bm256_bn64_bk32_st4_sp1_sk0_gm1"), InvalidArgument);
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn256_bk32_st4_sp1_sk0_gm1"), InvalidArgument);  // 4 groups
+  EXPECT_THROW(parse_variant("tf32wgmma_bm128_bn128_bk16_st4_sp1_sk0_gm1"), InvalidArgument);  // BK
 }
 
 TEST(Tf32wgmmaCanRun, RunsOnComputeCapability90AloneNotOnOlderOrNewerDevices) {
@@ -115,24 +114,6 @@ TEST(Tf32wgmmaCanRun, EveryVariantFitsAnH200AndLaunchesWithTheTemplatesSharedMem
     // One consumer warpgroup of 128 threads per 64 columns of C, and the producer warpgroup.
     EXPECT_EQ(f.geometry(v, p).block[0], static_cast<unsigned>((bn / 64 + 1) * 128))
         << variant_name(v);
-  }
-}
-
-// The grid of a variant with a block per tile covers C; with mc 2 (clusters of two along grid.x)
-// its count of tile columns is rounded up to even, so that every block has a partner.
-TEST(Tf32wgmmaCanRun, ClustersOfTwoGetAnEvenCountOfTileColumns) {
-  const auto& f = detail::find_family("tf32wgmma");
-  for (const auto& v : variant_space("tf32wgmma")) {
-    if (v.param("sk") != 0) continue;
-    const std::int64_t bm = v.param("bm"), bn = v.param("bn");
-    for (const std::int64_t n : {1, 63, 64, 65, 128, 129, 1540, 8192}) {
-      const Problem p = at(Problem::dense(300, n, 40, 4), Precision::medium);
-      const auto g = f.geometry(v, p);
-      const std::int64_t columns = (n + bn - 1) / bn;
-      const std::int64_t want = v.param("mc") == 2 ? columns + columns % 2 : columns;
-      EXPECT_EQ(g.grid[0], static_cast<unsigned>(want)) << variant_name(v) << " N " << n;
-      EXPECT_EQ(g.grid[1], static_cast<unsigned>((300 + bm - 1) / bm)) << variant_name(v);
-    }
   }
 }
 
@@ -307,22 +288,18 @@ TEST(Tf32wgmmaIndexMaps, FragmentLoadsAndTileCopiesAreFreeOfBankConflicts) {
   }
 }
 
-// Each tile shape four ways: one block per tile (sk 0) alone (mc 1) or in clusters of two sharing
-// A tiles (mc 2), persistent blocks in launch order (sk 1, gm 1) and in groups of 8 rows of tiles
-// (sk 1, gm 8); the grouped order and the clusters never with the other schedule.
-TEST(Tf32wgmmaSpace, SixHighAndEightMediumTileShapesEachInFourSchedules) {
+// Each tile shape three ways: one block per tile (sk 0), persistent blocks in launch order
+// (sk 1, gm 1) and in groups of 8 rows of tiles (sk 1, gm 8); the grouped order never without sk 1.
+TEST(Tf32wgmmaSpace, SixHighAndEightMediumTileShapesEachInThreeSchedules) {
   int high = 0, medium = 0;
   for (const auto& v : variant_space("tf32wgmma")) {
     (precision_of(v) == Precision::high ? high : medium)++;
     if (v.param("gm") != 1) {
       EXPECT_EQ(v.param("sk"), 1) << variant_name(v);
     }
-    if (v.param("mc") != 1) {
-      EXPECT_EQ(v.param("sk"), 0) << variant_name(v);
-    }
   }
-  EXPECT_EQ(high, 4 * 6);
-  EXPECT_EQ(medium, 4 * 8);
+  EXPECT_EQ(high, 3 * 6);
+  EXPECT_EQ(medium, 3 * 8);
 }
 
 }  // namespace
