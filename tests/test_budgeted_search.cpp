@@ -142,6 +142,70 @@ TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32O
   for (const auto& v : own) EXPECT_TRUE(timed_in_time.count(variant_name(v))) << variant_name(v);
 }
 
+// The first skinny shape a device meets: its history (here the same shape, measured exactly)
+// knows every family but the GEMV kernels, which then rank last, and a budget that runs out while
+// the screening compiles and times the measured families must still give the best-ranked
+// candidate of each unmeasured family one look. Here that look finds the winner; in ranking order
+// alone (the search before this rule) no GEMV kernel was timed, and the H200 ran 1 x 4096 x 4096
+// on a splitk kernel 3x slower than cuBLAS.
+TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeTheBudgetRunsOut) {
+  const Problem gemv = Problem::dense(1, 4096, 4096, 4);
+  std::vector<Variant> space;
+  for (const auto& v : variant_space(Precision::highest))
+    if (can_run(v, testing::synthetic_h200(), gemv)) space.push_back(v);
+  MeasuredShape history{gemv.M, gemv.N, gemv.K, {}};
+  FakeBench bench;
+  std::set<std::string> unmeasured_families;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const std::string name = variant_name(space[i]);
+    const bool skinny = space[i].family == "gemvm" || space[i].family == "gemvn";
+    bench.median[name] = skinny ? 0.03 : 0.06 + 0.001 * double(i);
+    if (skinny)
+      unmeasured_families.insert(space[i].family);
+    else
+      history.median_ms[name] = bench.median[name];
+  }
+  ASSERT_EQ(unmeasured_families, std::set<std::string>{"gemvm"});  // gemvn needs N <= 16
+
+  TuneSettings settings;
+  // Compiling takes time, as NVRTC does on a device's first tuning: the budget sizes a selection
+  // of most of the space (the launches are short) but runs out while the screening compiles it.
+  settings.compile = [&bench](const Variant& v, const std::string& arch) {
+    bench.clock_ms += 50;
+    return testing::fake_compile(v, arch);
+  };
+  settings.compile_threads = 1;
+  settings.space = space;
+  settings.budget_ms = 2000;
+  settings.now_ms = [&bench] { return bench.clock_ms; };
+  settings.history = {history};
+  const auto out = tune(testing::synthetic_h200(), gemv, bench, settings);
+  const auto timed = screened(bench);
+  ASSERT_GT(static_cast<std::size_t>(candidates_within_budget(2000, 0.06)), 2 * timed.size())
+      << "the budget runs out during the screening";
+
+  const auto ranked = rank_candidates_by_history(space, gemv, 132, settings.history);
+  const auto leaders = leaders_of_unmeasured_families(ranked);
+  ASSERT_EQ(leaders.size(), 1u);
+  const std::string leader = *leaders.begin();
+  EXPECT_EQ(parse_variant(leader).family, "gemvm");
+  // It is gemvm's best-ranked: no gemvm candidate ranks before it.
+  for (const auto& r : ranked) {
+    if (r.variant.family != "gemvm") continue;
+    EXPECT_EQ(variant_name(r.variant), leader);
+    break;
+  }
+  EXPECT_TRUE(timed.count(leader));
+  EXPECT_EQ(parse_variant(out.winner).family, "gemvm");
+  // The families the history measured have no leader of their own.
+  std::vector<Variant> measured;
+  for (const auto& v : space)
+    if (v.family != "gemvm") measured.push_back(v);
+  EXPECT_TRUE(leaders_of_unmeasured_families(
+                  rank_candidates_by_history(measured, gemv, 132, settings.history))
+                  .empty());
+}
+
 TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheFullPlan) {
   const Scripted s(3);
   FakeBench bench;

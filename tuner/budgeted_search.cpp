@@ -55,6 +55,16 @@ void sort_by_median(std::vector<SearchCandidate*>& running) {
 
 }  // namespace
 
+std::set<std::string> leaders_of_unmeasured_families(const std::vector<RankedCandidate>& ranked) {
+  std::set<std::string> measured, seen, leaders;
+  for (const auto& r : ranked)
+    if (r.basis > 0) measured.insert(r.variant.family);
+  for (const auto& r : ranked)  // in ranking order: the first of a family is its best-ranked
+    if (!measured.count(r.variant.family) && seen.insert(r.variant.family).second)
+      leaders.insert(variant_name(r.variant));
+  return leaders;
+}
+
 int candidates_within_budget(double budget_ms, double launch_ms) {
   const double n =
       budget_ms / (kCandidateOverheadMs + kLaunchesPerCandidate * std::max(launch_ms, 1e-3));
@@ -86,6 +96,12 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   // the tuning cannot end slower than it.
   const std::string& highest = settings.highest_winner;
   if (!highest.empty()) chosen[highest] = true;
+  // After them, the best-ranked candidate of each family that nothing near has measured: the
+  // ranking puts such a family last however well it suits the problem (the GEMV kernels on the
+  // first skinny shape a device meets), so in ranking order a budget spent compiling the measured
+  // families never reached it. One look each; the ranking decides the rest.
+  const std::set<std::string> unmeasured_leaders = leaders_of_unmeasured_families(ranked);
+  for (const auto& name : unmeasured_leaders) chosen[name] = true;
   // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
     const bool highest_a = !highest.empty() && a.result.variant == highest;
@@ -93,6 +109,9 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
     if (highest_a != highest_b) return highest_a;
     const bool own_a = own.count(a.result.variant) > 0, own_b = own.count(b.result.variant) > 0;
     if (own_a != own_b) return own_a;
+    const bool leader_a = unmeasured_leaders.count(a.result.variant) > 0;
+    const bool leader_b = unmeasured_leaders.count(b.result.variant) > 0;
+    if (leader_a != leader_b) return leader_a;
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
     const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
     const std::size_t ib = rb == rank_of.end() ? ranked.size() : rb->second;

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "candidate_ranking.hpp"
 #include "search_candidate.hpp"
 #include "tuner.hpp"
 
@@ -27,14 +29,21 @@ inline constexpr int kMostSelected = 400;
 inline constexpr double kScreeningTargetMs = 0.5;
 int candidates_within_budget(double budget_ms, double launch_ms);
 
+// The best-ranked candidate (by name) of each family none of whose candidates `ranked` predicts
+// from a measurement: select_within_budget always selects them and screens them right after the
+// highest winner and a reduced precision's own kernels, before the rest in ranking order.
+std::set<std::string> leaders_of_unmeasured_families(const std::vector<RankedCandidate>& ranked);
+
 // Compiles (or fetches: settings.compile) the candidates still in the running that have no
 // binary yet, on `threads` host threads; a failure is recorded on its candidate (compile_error).
 void compile_candidates(const std::vector<SearchCandidate*>& candidates, const std::string& arch,
                         const Compiler& compile, int threads);
 
 // Among `candidates` still in the running (status ok), keeps the best-ranked few plus an
-// exploration set (rank_candidates_by_history over settings.history, then budgeted_selection);
-// every other one is marked pruned with its rank and prediction as the reason. Nothing compiles.
+// exploration set (rank_candidates_by_history over settings.history, then budgeted_selection),
+// and always the highest winner, a reduced precision's own kernels and the leaders of unmeasured
+// families, and orders them for the screening (those, then ranking order); every other one is
+// marked pruned with its rank and prediction as the reason. Nothing compiles.
 void select_within_budget(std::vector<SearchCandidate>& candidates, const DeviceInfo& device,
                           const Problem& problem, const TuneSettings& settings);
 
