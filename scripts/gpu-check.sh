@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite on the GPU machine (device tool, carry: ["build-carry.tgz"], made here by
+# The whole test suite on the GPU machine (device tool, carry: ["build-carry.tar.xz"], made here by
 # scripts/make-carry.sh): scripts/gpu-check.sh [ctest args...]   (default: -j8)
 # Full log in $OUT/ctest.log; the last lines printed are the short summary.
 set -uo pipefail

@@ -2,7 +2,7 @@
 # The closing GPU run of a change: the whole suite, the benchmark on the shipped preloaded cache
 # (no tuning: the winners a user gets), and compute-sanitizer on one variant of each family at a
 # shape off every tile, plus the split-K and cluster split-K tests.
-# Usage (device tool, carry: ["build-carry.tgz"]): scripts/gpu-final.sh [ms-per-case]
+# Usage (device tool, carry: ["build-carry.tar.xz"]): scripts/gpu-final.sh [ms-per-case]
 # Writes under $OUT: ctest.log, bench.txt, bench.csv, sanitizer-<tool>.log.
 set -uo pipefail
 # shellcheck source=device-env.sh

@@ -4,7 +4,7 @@
 # access, so the job list cuts the expensive tests into pieces of similar cost: EveryVariant runs
 # each large shape on its own and the small shapes together, and each of those again in
 # SANITIZE_EVERYVARIANT_SHARDS processes (TILEMM_TEST_VARIANT_SHARD=i/n: every n-th variant).
-# Usage (device tool, carry: ["build-carry.tgz"]):
+# Usage (device tool, carry: ["build-carry.tar.xz"]):
 #   scripts/gpu-sanitize-all.sh [tool] [seconds per job] [jobs at once] [seconds in all] [regex]
 # Only jobs whose line ("<binary> <gtest filter> [VAR=value...]") matches the regex run.
 # Each job's line (exit code, seconds, GPU, the tool's summary) goes to

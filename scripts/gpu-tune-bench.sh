@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tunes the standard shape set on this GPU from an empty cache, exports it (the preloaded file
 # of cache/preloaded/ is this export), and benchmarks the winners against cuBLAS.
-# Usage (device tool, carry: ["build-carry.tgz"]): scripts/gpu-tune-bench.sh [ms-per-case]
+# Usage (device tool, carry: ["build-carry.tar.xz"]): scripts/gpu-tune-bench.sh [ms-per-case]
 # Writes under $OUT: tune-*.txt (every candidate's timing), preloaded.json, bench.csv, bench.txt.
 set -uo pipefail
 # shellcheck source=device-env.sh

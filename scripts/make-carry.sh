@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Copies build/ into build-carry/ without what the GPU machine does not need (objects, static
 # libraries, CMake's per-target folders), strips the programs, and packs the result into
-# build-carry.tgz: the device tool carries at most 64 MiB with the working tree, and the unpacked
-# build is ~62 MiB (~24 MB packed). Carry the .tgz; scripts/device-env.sh unpacks it there.
+# build-carry.tar.xz: the device tool carries at most 64 MiB with the working tree, and the
+# unpacked build is ~300 MiB (every test program embeds the preloaded files), ~60 MB with gzip and
+# ~41 MB with xz. Carry the .tar.xz; scripts/device-env.sh unpacks it there.
 # Usage: scripts/make-carry.sh [build] [build-carry]
 set -euo pipefail
 src=${1:-build}
@@ -20,5 +21,6 @@ find "$dst" -type f -executable \( -name "test_*" -o -name "tilemm-*" -o -name d
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
 echo "source: commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$dirty, carried $(date -u '+%F %T') UTC" > "$dst/SOURCE"
 cat "$dst/SOURCE"
-tar -C "$dst" -czf "$dst.tgz" .
-du -sh "$dst" "$dst.tgz"
+rm -f "$dst.tgz"  # an older carry
+tar -C "$dst" -cf - . | xz -T0 -6 > "$dst.tar.xz"
+du -sh "$dst" "$dst.tar.xz"
