@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "budgeted_search.hpp"
 #include "fake_bench.hpp"
@@ -204,6 +206,65 @@ TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeThe
   EXPECT_TRUE(leaders_of_unmeasured_families(
                   rank_candidates_by_history(measured, gemv, 132, settings.history))
                   .empty());
+}
+
+// The same first skinny shape, where the family's look is not its fastest variant: once the look
+// is the fastest so far, the family's other candidates (ranked last, like it) are screened next,
+// and the fastest of them wins within the budget. In ranking order alone they came after every
+// measured candidate and the budget ran out first (the H200's first tuning of 1 x 4096 x 4096 ran
+// the look, gemvm_m1_c1_s2, at 0.59x cuBLAS, where gemvm_m1_c4_s8 runs 0.95x).
+TEST(BudgetedSearch, WhenAnUnmeasuredFamilysLookLeadsItsOtherCandidatesAreScreenedNext) {
+  const Problem gemv = Problem::dense(1, 4096, 4096, 4);
+  std::vector<Variant> space;
+  for (const auto& v : variant_space(Precision::highest))
+    if (can_run(v, testing::synthetic_h200(), gemv)) space.push_back(v);
+  MeasuredShape history{gemv.M, gemv.N, gemv.K, {}};
+  std::map<std::string, double> median;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const std::string name = variant_name(space[i]);
+    median[name] = space[i].family == "gemvm" ? 0.04 : 0.06 + 0.001 * double(i);
+    if (space[i].family != "gemvm") history.median_ms[name] = median[name];
+  }
+  // Compiling takes `compile_ms` a candidate, as NVRTC does on a first tuning.
+  auto tuned = [&](double compile_ms, double budget_ms) {
+    auto bench = std::make_unique<FakeBench>();
+    bench->median = median;
+    TuneSettings settings;
+    FakeBench* b = bench.get();
+    settings.compile = [b, compile_ms](const Variant& v, const std::string& arch) {
+      b->clock_ms += compile_ms;
+      return testing::fake_compile(v, arch);
+    };
+    settings.compile_threads = 1;
+    settings.space = space;
+    settings.budget_ms = budget_ms;
+    settings.now_ms = [b] { return b->clock_ms; };
+    settings.history = {history};
+    const auto out = tune(testing::synthetic_h200(), gemv, *bench, settings);
+    return std::make_pair(out, screened(*bench));
+  };
+  // The gemvm candidates the search times at all (rules prune some before it), from a budget that
+  // never runs out.
+  const auto [unhurried, all_screened] = tuned(0.0, 1e9);
+  const auto ranked = rank_candidates_by_history(space, gemv, 132, {history});
+  const auto leaders = leaders_of_unmeasured_families(ranked);
+  ASSERT_EQ(leaders.size(), 1u);
+  const std::string look = *leaders.begin();
+  std::vector<std::string> gemvm;  // in ranking order
+  for (const auto& r : ranked)
+    if (r.variant.family == "gemvm" && all_screened.count(variant_name(r.variant)))
+      gemvm.push_back(variant_name(r.variant));
+  ASSERT_GE(gemvm.size(), 3u);
+  ASSERT_EQ(gemvm.front(), look);
+  // The family's last-ranked is its fastest; the look is faster than every measured candidate.
+  const std::string fastest = gemvm.back();
+  median[look] = 0.03;
+  median[fastest] = 0.02;
+
+  const auto [out, timed] = tuned(50.0, 2000);
+  ASSERT_LT(timed.size(), all_screened.size() / 2) << "the budget runs out during the screening";
+  for (const auto& name : gemvm) EXPECT_TRUE(timed.count(name)) << name;
+  EXPECT_EQ(out.winner, fastest);
 }
 
 TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheFullPlan) {

@@ -102,6 +102,7 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   // families never reached it. One look each; the ranking decides the rest.
   const std::set<std::string> unmeasured_leaders = leaders_of_unmeasured_families(ranked);
   for (const auto& name : unmeasured_leaders) chosen[name] = true;
+  for (auto& c : candidates) c.explores_family = unmeasured_leaders.count(c.result.variant) > 0;
   // Then in ranking order: if the budget runs out, the best-ranked were timed.
   std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
     const bool highest_a = !highest.empty() && a.result.variant == highest;
@@ -148,9 +149,20 @@ void time_by_successive_halving(
   int screened = 0;
   const int selected = static_cast<int>(in_the_running(candidates).size());
   if (settings.progress) settings.progress(0, selected);
-  const auto selection = in_the_running(candidates);  // in ranking order
+  auto selection = in_the_running(candidates);  // in ranking order
   const std::size_t per_chunk = static_cast<std::size_t>(std::max(chunk, kFewestSelected));
+  // Where the fastest so far is a look at a family nothing near has measured, the ranking knew
+  // nothing of that family's other candidates either (they come last): they go next, from the
+  // next chunk on (nothing there is compiled yet), once per family.
+  std::string leading_unmeasured_family;
+  std::set<std::string> moved_forward;
   for (std::size_t i = 0; i < selection.size(); ++i) {
+    if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
+        moved_forward.insert(leading_unmeasured_family).second)
+      std::stable_partition(selection.begin() + static_cast<std::ptrdiff_t>(i), selection.end(),
+                            [&](const SearchCandidate* s) {
+                              return s->variant.family == leading_unmeasured_family;
+                            });
     SearchCandidate& c = *selection[i];
     if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms))
       compile({selection.begin() + static_cast<std::ptrdiff_t>(i),
@@ -163,9 +175,11 @@ void time_by_successive_halving(
       continue;
     }
     ++screened;
+    const double best_before = best;
     measure_candidate(
         c.result, settings, best, [&] { return bench.verify(c.variant, *c.binary); },
         [&](double give_up_ms) { return bench.time_with(c.variant, screen, give_up_ms); });
+    if (best < best_before) leading_unmeasured_family = c.explores_family ? c.variant.family : "";
     if (settings.progress) settings.progress(screened, selected);
   }
   if (settings.progress && screened < selected) settings.progress(selected, selected);

@@ -49,7 +49,9 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
 
 // Verifies and times the candidates still in the running by successive halving: a screening round
 // (best-ranked first, compiled `chunk` at a time by `compile` as the screening reaches them, each
-// verified, then timed with a warm-up and a short probe), then rounds
+// verified, then timed with a warm-up and a short probe; where the fastest so far is a look at an
+// unmeasured family, SearchCandidate::explores_family, that family's other candidates move to the
+// front of what is not yet compiled), then rounds
 // that time the better half again with twice the launches, until two remain for a final round of
 // the bench's full plan. A round that the time left before `deadline_ms` (on settings' clock)
 // cannot pay for is shortened, and skipped when not even three launches each fit: the last round

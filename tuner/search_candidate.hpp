@@ -14,6 +14,9 @@ struct SearchCandidate {
   Variant variant;
   CandidateResult result;  // status ok while it is still in the running
   std::optional<detail::CompiledVariant> binary;
+  // The budgeted search's look at a family nothing near has measured (its best-ranked candidate):
+  // where it turns out the fastest so far, the family's other candidates are screened next.
+  bool explores_family = false;
 };
 
 }  // namespace tilemm::tuner
