@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -168,13 +169,23 @@ int main(int argc, char** argv) {
     using tilemm::bench::Inputs;
     for (const auto& [m, n, k] : todo) {
       const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-      std::fprintf(stderr, "%s: tuning...\n", shape.c_str());
+      // The winners first: from the cache or the preloaded file, else tuned now (seconds each).
+      std::fprintf(stderr, "%s: finding the winners (tuning where the cache has none)...\n",
+                   shape.c_str());
       std::map<tilemm::Precision, tilemm::AutotuneResult> tuned;
+      std::string sources;
       for (const tilemm::Precision mode : precisions) {
         tilemm::Options mode_options;
         mode_options.precision = mode;
         tuned[mode] = tilemm::autotune(m, n, k, mode_options);
+        const auto& r = tuned[mode];
+        char tuned_for[48] = "";
+        if (r.source == tilemm::ResultSource::tuned)
+          std::snprintf(tuned_for, sizeof tuned_for, " in %.1f s", r.tuning_seconds);
+        sources += std::string(sources.empty() ? "" : ", ") + tilemm::to_string(mode) + " " +
+                   tilemm::to_string(r.source) + tuned_for;
       }
+      std::fprintf(stderr, "%s: %s; timing...\n", shape.c_str(), sources.c_str());
       Problem p(m, n, k, device.l2_bytes);
       const float one = 1.0f, zero = 0.0f;
       // Row-major C = A B is column-major C^T = B^T A^T.
