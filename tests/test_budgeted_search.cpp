@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -144,49 +143,65 @@ TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32O
   for (const auto& v : own) EXPECT_TRUE(timed_in_time.count(variant_name(v))) << variant_name(v);
 }
 
-// The first skinny shape a device meets: its history (here the same shape, measured exactly)
-// knows every family but the GEMV kernels, which then rank last, and a budget that runs out while
-// the screening compiles and times the measured families must still give the best-ranked
-// candidate of each unmeasured family one look. Here that look finds the winner; in ranking order
-// alone (the search before this rule) no GEMV kernel was timed, and the H200 ran 1 x 4096 x 4096
-// on a splitk kernel 3x slower than cuBLAS.
-TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeTheBudgetRunsOut) {
-  const Problem gemv = Problem::dense(1, 4096, 4096, 4);
+// The first skinny shape a device meets, 1 x 4096 x 4096: every FP32 variant that can run it, a
+// history (the same shape, measured exactly) that knows every family but gemvm, which then ranks
+// last, and scripted medians: `gemvm_ms` for each gemvm variant, 0.06 ms and up for the others.
+struct FirstSkinnyShape {
+  const Problem problem = Problem::dense(1, 4096, 4096, 4);
   std::vector<Variant> space;
-  for (const auto& v : variant_space(Precision::highest))
-    if (can_run(v, testing::synthetic_h200(), gemv)) space.push_back(v);
-  MeasuredShape history{gemv.M, gemv.N, gemv.K, {}};
-  FakeBench bench;
-  std::set<std::string> unmeasured_families;
-  for (std::size_t i = 0; i < space.size(); ++i) {
-    const std::string name = variant_name(space[i]);
-    const bool skinny = space[i].family == "gemvm" || space[i].family == "gemvn";
-    bench.median[name] = skinny ? 0.03 : 0.06 + 0.001 * double(i);
-    if (skinny)
-      unmeasured_families.insert(space[i].family);
-    else
-      history.median_ms[name] = bench.median[name];
+  MeasuredShape history{problem.M, problem.N, problem.K, {}};
+  std::map<std::string, double> median;
+
+  explicit FirstSkinnyShape(double gemvm_ms) {
+    for (const auto& v : variant_space(Precision::highest))
+      if (can_run(v, testing::synthetic_h200(), problem)) space.push_back(v);
+    for (std::size_t i = 0; i < space.size(); ++i) {
+      const std::string name = variant_name(space[i]);
+      median[name] = space[i].family == "gemvm" ? gemvm_ms : 0.06 + 0.001 * double(i);
+      if (space[i].family != "gemvm") history.median_ms[name] = median[name];
+    }
   }
+  std::vector<RankedCandidate> ranked(const std::vector<Variant>& variants) const {
+    return rank_candidates_by_history(variants, problem, 132, {history});
+  }
+  // A budgeted tuning in which compiling takes `compile_ms` a candidate on the bench's clock, as
+  // NVRTC does on a device's first tuning: its outcome and the candidates it screened.
+  std::pair<TuneOutcome, std::set<std::string>> tuned(double compile_ms, double budget_ms) const {
+    FakeBench bench;
+    bench.median = median;
+    TuneSettings settings;
+    settings.compile = [&bench, compile_ms](const Variant& v, const std::string& arch) {
+      bench.clock_ms += compile_ms;
+      return testing::fake_compile(v, arch);
+    };
+    settings.compile_threads = 1;
+    settings.space = space;
+    settings.budget_ms = budget_ms;
+    settings.now_ms = [&bench] { return bench.clock_ms; };
+    settings.history = {history};
+    auto out = tune(testing::synthetic_h200(), problem, bench, settings);
+    return {std::move(out), screened(bench)};
+  }
+};
+
+// A budget that runs out while the screening compiles and times the measured families must still
+// give the best-ranked candidate of each unmeasured family one look. Here that look finds the
+// winner; in ranking order alone (the search before this rule) no GEMV kernel was timed, and the
+// H200 ran 1 x 4096 x 4096 on a splitk kernel 3x slower than cuBLAS.
+TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeTheBudgetRunsOut) {
+  const FirstSkinnyShape shape(0.03);
+  std::set<std::string> unmeasured_families;
+  for (const auto& v : shape.space)
+    if (!shape.history.median_ms.count(variant_name(v))) unmeasured_families.insert(v.family);
   ASSERT_EQ(unmeasured_families, std::set<std::string>{"gemvm"});  // gemvn needs N <= 16
 
-  TuneSettings settings;
-  // Compiling takes time, as NVRTC does on a device's first tuning: the budget sizes a selection
-  // of most of the space (the launches are short) but runs out while the screening compiles it.
-  settings.compile = [&bench](const Variant& v, const std::string& arch) {
-    bench.clock_ms += 50;
-    return testing::fake_compile(v, arch);
-  };
-  settings.compile_threads = 1;
-  settings.space = space;
-  settings.budget_ms = 2000;
-  settings.now_ms = [&bench] { return bench.clock_ms; };
-  settings.history = {history};
-  const auto out = tune(testing::synthetic_h200(), gemv, bench, settings);
-  const auto timed = screened(bench);
+  // The budget sizes a selection of most of the space (the launches are short) but runs out
+  // while the screening compiles it.
+  const auto [out, timed] = shape.tuned(50, 2000);
   ASSERT_GT(static_cast<std::size_t>(candidates_within_budget(2000, 0.06)), 2 * timed.size())
       << "the budget runs out during the screening";
 
-  const auto ranked = rank_candidates_by_history(space, gemv, 132, settings.history);
+  const auto ranked = shape.ranked(shape.space);
   const auto leaders = leaders_of_unmeasured_families(ranked);
   ASSERT_EQ(leaders.size(), 1u);
   const std::string leader = *leaders.begin();
@@ -201,11 +216,9 @@ TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeThe
   EXPECT_EQ(parse_variant(out.winner).family, "gemvm");
   // The families the history measured have no leader of their own.
   std::vector<Variant> measured;
-  for (const auto& v : space)
+  for (const auto& v : shape.space)
     if (v.family != "gemvm") measured.push_back(v);
-  EXPECT_TRUE(leaders_of_unmeasured_families(
-                  rank_candidates_by_history(measured, gemv, 132, settings.history))
-                  .empty());
+  EXPECT_TRUE(leaders_of_unmeasured_families(shape.ranked(measured)).empty());
 }
 
 // The same first skinny shape, where the family's look is not its fastest variant: once the look
@@ -214,39 +227,11 @@ TEST(BudgetedSearch, TheBestRankedOfEachFamilyNothingMeasuredIsScreenedBeforeThe
 // measured candidate and the budget ran out first (the H200's first tuning of 1 x 4096 x 4096 ran
 // the look, gemvm_m1_c1_s2, at 0.59x cuBLAS, where gemvm_m1_c4_s8 runs 0.95x).
 TEST(BudgetedSearch, WhenAnUnmeasuredFamilysLookLeadsItsOtherCandidatesAreScreenedNext) {
-  const Problem gemv = Problem::dense(1, 4096, 4096, 4);
-  std::vector<Variant> space;
-  for (const auto& v : variant_space(Precision::highest))
-    if (can_run(v, testing::synthetic_h200(), gemv)) space.push_back(v);
-  MeasuredShape history{gemv.M, gemv.N, gemv.K, {}};
-  std::map<std::string, double> median;
-  for (std::size_t i = 0; i < space.size(); ++i) {
-    const std::string name = variant_name(space[i]);
-    median[name] = space[i].family == "gemvm" ? 0.04 : 0.06 + 0.001 * double(i);
-    if (space[i].family != "gemvm") history.median_ms[name] = median[name];
-  }
-  // Compiling takes `compile_ms` a candidate, as NVRTC does on a first tuning.
-  auto tuned = [&](double compile_ms, double budget_ms) {
-    auto bench = std::make_unique<FakeBench>();
-    bench->median = median;
-    TuneSettings settings;
-    FakeBench* b = bench.get();
-    settings.compile = [b, compile_ms](const Variant& v, const std::string& arch) {
-      b->clock_ms += compile_ms;
-      return testing::fake_compile(v, arch);
-    };
-    settings.compile_threads = 1;
-    settings.space = space;
-    settings.budget_ms = budget_ms;
-    settings.now_ms = [b] { return b->clock_ms; };
-    settings.history = {history};
-    const auto out = tune(testing::synthetic_h200(), gemv, *bench, settings);
-    return std::make_pair(out, screened(*bench));
-  };
+  FirstSkinnyShape shape(0.04);
   // The gemvm candidates the search times at all (rules prune some before it), from a budget that
   // never runs out.
-  const auto [unhurried, all_screened] = tuned(0.0, 1e9);
-  const auto ranked = rank_candidates_by_history(space, gemv, 132, {history});
+  const auto [unhurried, all_screened] = shape.tuned(0.0, 1e9);
+  const auto ranked = shape.ranked(shape.space);
   const auto leaders = leaders_of_unmeasured_families(ranked);
   ASSERT_EQ(leaders.size(), 1u);
   const std::string look = *leaders.begin();
@@ -258,10 +243,10 @@ TEST(BudgetedSearch, WhenAnUnmeasuredFamilysLookLeadsItsOtherCandidatesAreScreen
   ASSERT_EQ(gemvm.front(), look);
   // The family's last-ranked is its fastest; the look is faster than every measured candidate.
   const std::string fastest = gemvm.back();
-  median[look] = 0.03;
-  median[fastest] = 0.02;
+  shape.median[look] = 0.03;
+  shape.median[fastest] = 0.02;
 
-  const auto [out, timed] = tuned(50.0, 2000);
+  const auto [out, timed] = shape.tuned(50.0, 2000);
   ASSERT_LT(timed.size(), all_screened.size() / 2) << "the budget runs out during the screening";
   for (const auto& name : gemvm) EXPECT_TRUE(timed.count(name)) << name;
   EXPECT_EQ(out.winner, fastest);
