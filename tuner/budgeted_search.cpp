@@ -110,9 +110,7 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
     if (highest_a != highest_b) return highest_a;
     const bool own_a = own.count(a.result.variant) > 0, own_b = own.count(b.result.variant) > 0;
     if (own_a != own_b) return own_a;
-    const bool leader_a = unmeasured_leaders.count(a.result.variant) > 0;
-    const bool leader_b = unmeasured_leaders.count(b.result.variant) > 0;
-    if (leader_a != leader_b) return leader_a;
+    if (a.explores_family != b.explores_family) return a.explores_family;
     const auto ra = rank_of.find(a.result.variant), rb = rank_of.find(b.result.variant);
     const std::size_t ia = ra == rank_of.end() ? ranked.size() : ra->second;
     const std::size_t ib = rb == rank_of.end() ? ranked.size() : rb->second;
