@@ -74,16 +74,16 @@ static __device__ __forceinline__ float scale(float alpha, float acc, float beta
   return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
 
-// This block's slice of K, [begin, end): whole multiples of 4 floats, so that the first k of
+// This block's slice of K, [begin, end) (both at most K, so ints): whole multiples of 4 floats, so that the first k of
 // every slice keeps float4 loads aligned; a slice past the end is empty and contributes zeros.
 struct KSlice {
-  long long begin, end;
+  int begin, end;
 };
 static __device__ __forceinline__ KSlice k_slice(int K) {
 #if SPLIT_K > 1
   const long long per = ((static_cast<long long>(K) + SPLIT_K - 1) / SPLIT_K + 3) / 4 * 4;
   const long long begin = min(static_cast<long long>(K), blockIdx.z * per);
-  return {begin, min(static_cast<long long>(K), begin + per)};
+  return {static_cast<int>(begin), static_cast<int>(min(static_cast<long long>(K), begin + per))};
 #else
   return {0, K};
 #endif
@@ -176,9 +176,9 @@ constexpr int kPerLane = kLoads * 4;           // floats of a row per lane and c
 constexpr int kChunk = 32 * kPerLane;          // floats of K per warp and chunk
 constexpr int kBVec = MAX_N < 4 ? MAX_N : 4;   // widest load along a row of B
 // Blocks per SM that the registers must allow (64 registers per thread for 4, 80 for 3, 128
-// for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled,
-// and the widest with a cluster split does not fit 128 (NVRTC's ptxas spills a few bytes).
-constexpr int kMinBlocks = kWide ? (MAX_N >= 16 && SPLIT_K > 1 ? 1 : 2) : ROWS == 4 ? 3 : 4;
+// for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled.
+// The wide ones fit 128 with their K counters in 32 bits (stream_rows_wide).
+constexpr int kMinBlocks = kWide ? 2 : ROWS == 4 ? 3 : 4;
 
 // One chunk of a warp's rows of A: [row][element], element j at k_of(j).
 struct AChunk {
@@ -445,19 +445,22 @@ static __device__ __forceinline__ void stream_rows_wide(float (&acc)[ROWS][kLane
   float4 next_b[kStageLoads];
   load_b_stage(next_b, B, ldb, N, slice.begin, slice.end, b_vec);
   AQuad x, y;
-  long long k = slice.begin + kq * 4;
-  load_quad<kVec>(x, rows, k, slice.end);
-  for (long long s0 = slice.begin; s0 < slice.end; s0 += kStageK) {
+  // k and s0 in 32 bits, unsigned: they pass the slice's end (at most K, an int) by less than two
+  // stages, which unsigned holds without wrapping; 64-bit counters cost the n = 16 variants the
+  // registers of two blocks per SM.
+  const unsigned end = static_cast<unsigned>(slice.end);
+  unsigned k = static_cast<unsigned>(slice.begin + kq * 4);
+  load_quad<kVec>(x, rows, k, end);
+  for (unsigned s0 = static_cast<unsigned>(slice.begin); s0 < end; s0 += kStageK) {
     __syncthreads();  // every warp is done with the previous stage
     store_b_stage(stage, next_b);
     __syncthreads();
-    if (s0 + kStageK < slice.end)
-      load_b_stage(next_b, B, ldb, N, s0 + kStageK, slice.end, b_vec);
+    if (s0 + kStageK < end) load_b_stage(next_b, B, ldb, N, s0 + kStageK, end, b_vec);
 #pragma unroll 1  // unrolled, ptxas hoists the later steps' loads and spills at n = 16
     for (int step = 0; step < kStepsPerStage; step += 2) {
-      load_quad<kVec>(y, rows, k + kWarpStepK, slice.end);
+      load_quad<kVec>(y, rows, k + kWarpStepK, end);
       multiply_quad(acc, x, stage, step * kWarpStepK + kq * 4, nq);
-      load_quad<kVec>(x, rows, k + 2 * kWarpStepK, slice.end);
+      load_quad<kVec>(x, rows, k + 2 * kWarpStepK, end);
       multiply_quad(acc, y, stage, (step + 1) * kWarpStepK + kq * 4, nq);
       k += 2 * kWarpStepK;
     }
