@@ -140,6 +140,7 @@ std::vector<Program> programs() {
   list.push_back({"tilemm-split-probe", TILEMM_SPLIT_PROBE_BINARY, "--sizes 99999999999", "--sizes 64"});
   list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--size 0", "--size 64"});
   list.push_back({"tilemm-skinny-probe", TILEMM_SKINNY_PROBE_BINARY, "--sizes 99999999999", "--shapes 1x64x64"});
+  list.push_back({"tilemm-sustained-bench", TILEMM_SUSTAINED_BENCH_BINARY, "--seconds 0", "--shapes 64x64x64 --seconds 2"});
 #endif
   return list;
 }
