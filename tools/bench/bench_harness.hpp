@@ -51,6 +51,32 @@ struct ShapeOptions {
   }
 };
 
+// The non-empty items of a comma-separated list ("a,,b" is a and b).
+inline std::vector<std::string> comma_separated(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The variant called `name`, which must run `problem` on the current device at its own precision
+// (a tensor-core variant as high or medium); throws tilemm::InvalidArgument naming `option` and
+// can_run's reason otherwise.
+inline tilemm::Variant variant_that_runs(const std::string& name, const tilemm::Problem& problem,
+                                         const char* option) {
+  const tilemm::Variant v = tilemm::parse_variant(name);
+  tilemm::Problem at_its_precision = problem;
+  at_its_precision.precision = tilemm::precision_of(v);
+  if (const tilemm::Verdict verdict = tilemm::can_run(v, tilemm::current_device(), at_its_precision); !verdict)
+    throw tilemm::InvalidArgument(option, name + " cannot run " + std::to_string(problem.M) + "x" +
+                                              std::to_string(problem.N) + "x" + std::to_string(problem.K) +
+                                              ": " + verdict.reason);
+  return v;
+}
+
 inline void cuda(cudaError_t s, const char* what) {
   if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
 }

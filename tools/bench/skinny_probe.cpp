@@ -49,16 +49,7 @@ std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
   const tilemm::DeviceInfo& device = tilemm::current_device();
   std::vector<tilemm::Variant> out;
   if (!names.empty()) {
-    for (const auto& name : names) {
-      const tilemm::Variant v = tilemm::parse_variant(name);
-      tilemm::Problem at_its_precision = problem;
-      at_its_precision.precision = tilemm::precision_of(v);
-      if (const tilemm::Verdict verdict = tilemm::can_run(v, device, at_its_precision); !verdict)
-        throw tilemm::InvalidArgument("variants", name + " cannot run " + std::to_string(problem.M) +
-                                                      "x" + std::to_string(problem.N) + "x" +
-                                                      std::to_string(problem.K) + ": " + verdict.reason);
-      out.push_back(v);
-    }
+    for (const auto& name : names) out.push_back(tilemm::bench::variant_that_runs(name, problem, "variants"));
     return out;
   }
   for (const char* family : {"gemvm", "gemvn"})
@@ -125,12 +116,7 @@ int main(int argc, char** argv) {
       "\n" + tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
   if (options.shapes.empty() && options.sizes.empty()) options.shapes = default_shapes;
-  std::vector<std::string> names;
-  for (std::size_t start = 0; start < variant_list.size();) {
-    const std::size_t comma = std::min(variant_list.find(',', start), variant_list.size());
-    if (comma > start) names.push_back(variant_list.substr(start, comma - start));
-    start = comma + 1;
-  }
+  const std::vector<std::string> names = tilemm::bench::comma_separated(variant_list);
   const double budget_ms = options.budget_ms;
   return cli.run([&] {
     const auto todo = options.to_run();
@@ -147,12 +133,8 @@ int main(int argc, char** argv) {
       const auto variants = contenders(names, tilemm::Problem::dense(m, n, k, 4));
       load_in_parallel(variants);
       const double bytes = double(m * k + k * n + m * n) * sizeof(float);
-      const float one = 1.0f, zero = 0.0f;
-      auto run_cublas = [&](const Set& s) {  // row-major C = A B is column-major C^T = B^T A^T
-        cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                           static_cast<int>(k), &one, s.B, static_cast<int>(n), s.A,
-                           static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
-               "cublasSgemm");
+      auto run_cublas = [&](const Set& s) {
+        tilemm::bench::row_major_sgemm(handle, m, n, k, s.A, s.B, s.C);
       };
       const double cublas_cold = time_ms(cold, run_cublas, budget_ms);
       const double cublas_warm = time_ms(warm, run_cublas, budget_ms);

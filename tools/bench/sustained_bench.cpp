@@ -44,16 +44,6 @@ using tilemm::bench::Set;
 constexpr int kBatch = 10;              // launches between two events
 constexpr double kSettleSeconds = 1.0;  // what counts as "first" in the clock and power means
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // Milliseconds per launch of each 10-launch batch, batches back to back for `seconds`.
 std::vector<float> batches(const std::function<void()>& launch, double seconds) {
   cudaEvent_t begin, end;
@@ -113,7 +103,7 @@ int main(int argc, char** argv) {
       "Needs a GPU and cuBLAS; compiles the variants it runs (no tuning cache is used).\n"
       "\n" + tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
-  const std::vector<std::string> names = split_list(contender_list);
+  const std::vector<std::string> names = tilemm::bench::comma_separated(contender_list);
   if (names.empty()) return cli.usage_error("--contenders: name at least one contender");
   return cli.run([&] {
     const auto todo = tilemm::cli::parse_shapes(shapes);
@@ -130,24 +120,13 @@ int main(int argc, char** argv) {
       if (name == "cublas_fp32" || name == "cublas_tf32") {
         const cublasHandle_t handle = name == "cublas_fp32" ? fp32_handle : tf32_handle;
         runs.push_back([handle](const Problem& p, const Set& s) {
-          const float one = 1.0f, zero = 0.0f;  // row-major C = A B is column-major C^T = B^T A^T
-          cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p.N),
-                             static_cast<int>(p.M), static_cast<int>(p.K), &one, s.B,
-                             static_cast<int>(p.N), s.A, static_cast<int>(p.K), &zero, s.C,
-                             static_cast<int>(p.N)),
-                 "cublasSgemm");
+          tilemm::bench::row_major_sgemm(handle, p.M, p.N, p.K, s.A, s.B, s.C);
         });
         continue;
       }
       const tilemm::Variant v = tilemm::parse_variant(name);
-      for (const auto& [m, n, k] : todo) {
-        tilemm::Problem at_its_precision = tilemm::Problem::dense(m, n, k, 4);
-        at_its_precision.precision = tilemm::precision_of(v);
-        if (const tilemm::Verdict verdict = tilemm::can_run(v, device, at_its_precision); !verdict)
-          throw tilemm::InvalidArgument("--contenders", name + " cannot run " + std::to_string(m) + "x" +
-                                                            std::to_string(n) + "x" + std::to_string(k) +
-                                                            ": " + verdict.reason);
-      }
+      for (const auto& [m, n, k] : todo)
+        tilemm::bench::variant_that_runs(name, tilemm::Problem::dense(m, n, k, 4), "--contenders");
       const tilemm::detail::LoadedKernel& kernel = tilemm::detail::kernel_for(device, v);
       runs.push_back([&kernel](const Problem& p, const Set& s) {
         tilemm::detail::launch(kernel, dense_args(p, s), nullptr);  // the default stream, as the events

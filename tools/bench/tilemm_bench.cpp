@@ -187,13 +187,8 @@ int main(int argc, char** argv) {
       }
       std::fprintf(stderr, "%s: %s; timing...\n", shape.c_str(), sources.c_str());
       Problem p(m, n, k, device.l2_bytes);
-      const float one = 1.0f, zero = 0.0f;
-      // Row-major C = A B is column-major C^T = B^T A^T.
       auto sgemm_on = [&](cublasHandle_t h, const Set& s) {
-        cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                           static_cast<int>(k), &one, s.B, static_cast<int>(n), s.A,
-                           static_cast<int>(k), &zero, s.C, static_cast<int>(n)),
-               "cublasSgemm");
+        tilemm::bench::row_major_sgemm(h, m, n, k, s.A, s.B, s.C);
       };
       auto run_cublas = [&](const Set& s) { sgemm_on(handle, s); };
       auto args_for = [&](const Set& s) { return tilemm::bench::dense_args(p, s); };
