@@ -62,19 +62,15 @@ inline std::vector<std::string> comma_separated(const std::string& text) {
   return out;
 }
 
-// The variant called `name`, which must run `problem` on the current device at its own precision
-// (a tensor-core variant as high or medium); throws tilemm::InvalidArgument naming `option` and
-// can_run's reason otherwise.
-inline tilemm::Variant variant_that_runs(const std::string& name, const tilemm::Problem& problem,
-                                         const char* option) {
-  const tilemm::Variant v = tilemm::parse_variant(name);
+// Throws tilemm::InvalidArgument naming `option` and can_run's reason unless `v` runs `problem` on
+// the current device at its own precision (a tensor-core variant as high or medium).
+inline void require_runs(const tilemm::Variant& v, const tilemm::Problem& problem, const char* option) {
   tilemm::Problem at_its_precision = problem;
   at_its_precision.precision = tilemm::precision_of(v);
   if (const tilemm::Verdict verdict = tilemm::can_run(v, tilemm::current_device(), at_its_precision); !verdict)
-    throw tilemm::InvalidArgument(option, name + " cannot run " + std::to_string(problem.M) + "x" +
-                                              std::to_string(problem.N) + "x" + std::to_string(problem.K) +
-                                              ": " + verdict.reason);
-  return v;
+    throw tilemm::InvalidArgument(option, tilemm::variant_name(v) + " cannot run " +
+                                              std::to_string(problem.M) + "x" + std::to_string(problem.N) +
+                                              "x" + std::to_string(problem.K) + ": " + verdict.reason);
 }
 
 inline void cuda(cudaError_t s, const char* what) {

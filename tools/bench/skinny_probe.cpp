@@ -49,7 +49,10 @@ std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
   const tilemm::DeviceInfo& device = tilemm::current_device();
   std::vector<tilemm::Variant> out;
   if (!names.empty()) {
-    for (const auto& name : names) out.push_back(tilemm::bench::variant_that_runs(name, problem, "variants"));
+    for (const auto& name : names) {
+      out.push_back(tilemm::parse_variant(name));
+      tilemm::bench::require_runs(out.back(), problem, "variants");
+    }
     return out;
   }
   for (const char* family : {"gemvm", "gemvn"})

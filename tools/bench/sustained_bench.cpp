@@ -44,13 +44,19 @@ using tilemm::bench::Set;
 constexpr int kBatch = 10;              // launches between two events
 constexpr double kSettleSeconds = 1.0;  // what counts as "first" in the clock and power means
 
-// Milliseconds per launch of each 10-launch batch, batches back to back for `seconds`.
-std::vector<float> batches(const std::function<void()>& launch, double seconds) {
+// One 10-launch batch: milliseconds per launch, and when it ended (seconds after `start`).
+struct Batch {
+  float ms;
+  double ended;
+};
+
+// Batches back to back for `seconds` from `start`.
+std::vector<Batch> batches(const std::function<void()>& launch, std::chrono::steady_clock::time_point start,
+                           double seconds) {
   cudaEvent_t begin, end;
   cuda(cudaEventCreate(&begin), "cudaEventCreate");
   cuda(cudaEventCreate(&end), "cudaEventCreate");
-  std::vector<float> ms;
-  const auto start = std::chrono::steady_clock::now();
+  std::vector<Batch> out;
   do {
     cuda(cudaEventRecord(begin), "cudaEventRecord");
     for (int i = 0; i < kBatch; ++i) launch();
@@ -58,11 +64,12 @@ std::vector<float> batches(const std::function<void()>& launch, double seconds) 
     cuda(cudaEventSynchronize(end), "cudaEventSynchronize");
     float batch_ms = 0;
     cuda(cudaEventElapsedTime(&batch_ms, begin, end), "cudaEventElapsedTime");
-    ms.push_back(batch_ms / kBatch);
-  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
+    const std::chrono::duration<double> ended = std::chrono::steady_clock::now() - start;
+    out.push_back({batch_ms / kBatch, ended.count()});
+  } while (out.back().ended < seconds);
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
-  return ms;
+  return out;
 }
 
 }  // namespace
@@ -126,7 +133,7 @@ int main(int argc, char** argv) {
       }
       const tilemm::Variant v = tilemm::parse_variant(name);
       for (const auto& [m, n, k] : todo)
-        tilemm::bench::variant_that_runs(name, tilemm::Problem::dense(m, n, k, 4), "--contenders");
+        tilemm::bench::require_runs(v, tilemm::Problem::dense(m, n, k, 4), "--contenders");
       const tilemm::detail::LoadedKernel& kernel = tilemm::detail::kernel_for(device, v);
       runs.push_back([&kernel](const Problem& p, const Set& s) {
         tilemm::detail::launch(kernel, dense_args(p, s), nullptr);  // the default stream, as the events
@@ -147,14 +154,13 @@ int main(int argc, char** argv) {
         cuda(cudaDeviceSynchronize(), "warm-up");
         std::this_thread::sleep_for(std::chrono::duration<double>(pause_seconds));
         tilemm::bench::BoardSampler sampler(bus_id);
-        const auto start = std::chrono::steady_clock::now();
-        const std::vector<float> ms = batches(launch, seconds);
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::vector<Batch> run = batches(launch, std::chrono::steady_clock::now(), seconds);
         const auto samples = sampler.stop();
-        // The batches after the first second (by their share of the run: they are even in length).
-        const std::size_t skip = std::min(
-            ms.size() - 1, static_cast<std::size_t>(static_cast<double>(ms.size()) * kSettleSeconds / elapsed));
-        const double sustained = tilemm::bench::median(std::vector<float>(ms.begin() + skip, ms.end()));
+        // Sustained: the batches that ended after the first second (the last one at least).
+        std::vector<float> settled;
+        for (const Batch& b : run)
+          if (b.ended >= kSettleSeconds) settled.push_back(b.ms);
+        const double sustained = tilemm::bench::median(settled);
         if (c == 0) first_sustained = sustained;
         double mhz = 0, watts = 0;
         int counted = 0;
@@ -170,7 +176,7 @@ int main(int argc, char** argv) {
           std::snprintf(power_text, sizeof power_text, "%.0f", watts / counted);
         }
         std::printf("%-16s %-52s %9.4f %11.4f %8.1f %7s %7s %8.3f\n", shape.c_str(), names[c].c_str(),
-                    ms.front(), sustained, 2.0 * double(m) * double(n) * double(k) / sustained / 1e9,
+                    run.front().ms, sustained, 2.0 * double(m) * double(n) * double(k) / sustained / 1e9,
                     clock_text, power_text, first_sustained / sustained);
         if (!sampler.unavailable().empty() && c == 0)
           std::printf("  (no clock or power: %s)\n", sampler.unavailable().c_str());
