@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "round_orders.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tune_cli.hpp"
@@ -216,24 +217,30 @@ inline double time_ms(const Problem& p, const std::function<void(const Set&)>& l
   return median(std::move(ms));
 }
 
-// Medians of several contenders timed in turn, in `rounds` rounds that each give every contender
-// an equal share of the budget: a drift of the GPU's clock (power, heat) over the run then falls
-// on all of them alike, instead of on whichever ran after the heaviest. CUDA events around each
-// launch; each contender's launches walk the input sets on from where its last round stopped.
+// Medians of several contenders timed in turn, round after round, each round giving every
+// contender an equal share of the budget: a drift of the GPU's clock (power, heat) over the run
+// then falls on all of them alike. The rounds take the contenders in balanced_round_orders, so
+// that none is always timed right after the same one (after a heavy tensor-core kernel the clock
+// starts lower). CUDA events around each launch; each contender's launches walk the input sets on
+// from where its last round stopped.
 inline std::vector<double> time_ms_interleaved(
     const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
-    double budget_ms, Inputs inputs = Inputs::rotated, int rounds = 5) {
+    double budget_ms, Inputs inputs = Inputs::rotated) {
   const std::size_t n = launches.size();
+  const auto orders = balanced_round_orders(static_cast<int>(n));
+  const int rounds = static_cast<int>(orders.size());
+  // At least 10 launches per contender over all rounds, for a median.
+  const int min_per_round = (10 + rounds - 1) / rounds;
   std::vector<std::function<const Set&()>> next_set(n);
   std::vector<int> per_round(n);
   for (std::size_t c = 0; c < n; ++c) {
     next_set[c] = input_sets(p, inputs);
     const float per_launch = probe_ms_per_launch(launches[c], next_set[c]);
-    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / per_launch), 4, 1000);
+    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / per_launch), min_per_round, 1000);
   }
   std::vector<std::vector<float>> samples(n);
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t c = 0; c < n; ++c) time_launches(launches[c], next_set[c], per_round[c], samples[c]);
+  for (const auto& order : orders)
+    for (const int c : order) time_launches(launches[c], next_set[c], per_round[c], samples[c]);
   std::vector<double> medians(n);
   for (std::size_t c = 0; c < n; ++c) medians[c] = median(std::move(samples[c]));
   return medians;

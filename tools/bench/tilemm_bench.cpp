@@ -203,8 +203,9 @@ int main(int argc, char** argv) {
           tilemm::gemm(args_for(s), nullptr, mode_options);
         };
       }
-      // cuBLAS, cuBLAS TF32 and tilemm in each mode timed in turn, round after round, in both
-      // input modes (time_ms_interleaved): the same clock for all of them.
+      // cuBLAS, cuBLAS TF32 and tilemm in each mode timed in turn, round after round, in orders
+      // where none always follows the same one, in both input modes (time_ms_interleaved): the
+      // same clock for all of them.
       std::vector<std::function<void(const Set&)>> contenders = {run_cublas};
       if (with_tf32) contenders.push_back(run_tf32);
       for (const tilemm::Precision mode : precisions) contenders.push_back(run_mode[mode]);
