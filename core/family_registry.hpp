@@ -29,6 +29,7 @@ Family gemvn_family();     // core/family_skinny.cpp: matrix times a few vectors
 Family gemvm_family();     // core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
 Family tf32mma_family();   // core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
 Family tf32wgmma_family(); // core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
+Family tf32wgmmapad_family();  // core/family_tf32wgmma.cpp: the same on aligned copies of A and B
 
 // The lowest compute capability (major * 10 + minor) `v` of `family` compiles and runs on: the
 // family's min_compute_capability, or its variant's where that is higher.

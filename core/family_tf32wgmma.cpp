@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 
+#include "aligned_copies.hpp"
 #include "cuda_check.hpp"
 #include "family_launch.hpp"
 #include "family_registry.hpp"
@@ -140,6 +141,23 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
   launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&a_map, &split});
 }
 
+// tf32wgmmapad: the copies of A and B first in the workspace, then tf32wgmma's own (sk 1).
+std::size_t tf32wgmmapad_workspace(const Variant& v, const Problem& p) {
+  return aligned_copies_bytes(p) + tf32wgmma_workspace(v, p);
+}
+
+// The copies of A and B (their rows 16-byte aligned), then the kernel on them, writing the
+// caller's C (the template's ALIGNED_COPIES: any alignment).
+void enqueue_tf32wgmmapad(const LaunchRequest& r) {
+  const GemmArgs on_copies = enqueue_aligned_copies(r);
+  const Problem problem = on_copies.problem();
+  float* const rest = r.workspace == nullptr
+                          ? nullptr
+                          : r.workspace + aligned_copies_bytes(r.problem) / sizeof(float);
+  enqueue_tf32wgmma(LaunchRequest{r.family, r.variant, r.kernels, on_copies, problem, rest,
+                                  r.stream});
+}
+
 }  // namespace
 
 Family tf32wgmma_family() {
@@ -160,6 +178,25 @@ Family tf32wgmma_family() {
   f.enqueue = enqueue_tf32wgmma;
   f.workspace_bytes = tf32wgmma_workspace;
   f.check_problem = tf32wgmma_problem;
+  return f;
+}
+
+// The same kernels on aligned copies of A and B, for the problems whose alignment tf32wgmma
+// cannot run (odd leading dimensions: 4097 x 4097, say), where the tensor-core alternative
+// would be tf32mma's scalar-load variants. The copies cost a pass over A and B; the space keeps
+// the tiles that win on large problems, which are where the copies pay.
+Family tf32wgmmapad_family() {
+  Family f = tf32wgmma_family();
+  f.name = "tf32wgmmapad";
+  f.params = {{"bm", "BM", {128, 256}}, {"bn", "BN", {128}}, {"bk", "BK", {32}},
+              {"st", "STAGES", {4}},    {"sp", "SPLIT", {1, 3}},
+              {"sk", "STREAM_K", {0, 1}}, {"gm", "GROUP_ROWS", {1, 8}}};
+  f.required_alignment = any_alignment;
+  f.workspace_bytes = tf32wgmmapad_workspace;
+  f.extra_definitions = {"-DALIGNED_COPIES=1"};
+  f.extra_kernels = aligned_copy_kernel;
+  f.enqueue = enqueue_tf32wgmmapad;
+  f.pruning_hint = aligned_problem_hint;
   return f;
 }
 

@@ -38,6 +38,9 @@
 // outside B) and guard their stores, so every M, N, K >= 0 is correct. 16-byte copies and TMA:
 // alignment class 4 (A, B, C 16-byte aligned, lda, ldb, ldc multiples of 4). beta == 0 never
 // reads C.
+// ALIGNED_COPIES = 1 makes the `tf32wgmmapad` family's kernel, as warptile.cu's makes `padded`'s:
+// A and B are copies whose rows start 16-byte aligned, made by <name>_copy of this module, and C
+// is the caller's own, at any alignment, read and written one float at a time.
 // Non-finite inputs: with SPLIT 3 an infinite input gives NaN where FP32 gives +-inf (its small
 // part is inf - inf); SPLIT 1 keeps FP32's inf and NaN.
 
@@ -216,6 +219,9 @@ TILEMM_INDEX_MAP int first_block_of_tile(const WorkSplit& w, int k_tiles, long l
 #endif
 #ifndef GROUP_ROWS
 #define GROUP_ROWS 1
+#endif
+#ifndef ALIGNED_COPIES
+#define ALIGNED_COPIES 0
 #endif
 #ifndef PROMOTE
 #if SPLIT == 3
@@ -918,8 +924,9 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         float* const dst = C + static_cast<long long>(m0 + m) * ldc + n0 + n;
         const float v0 = alpha * acc[i];
         const float v1 = alpha * acc[i + 2];
-        // Alignment class 4: C and ldc keep every even column 8-byte aligned.
-        if (n + 1 < rem_n) {
+        // Alignment class 4: C and ldc keep every even column 8-byte aligned. With
+        // ALIGNED_COPIES C may have any alignment: one float at a time.
+        if (!ALIGNED_COPIES && n + 1 < rem_n) {
           float2 out = make_float2(v0, v1);
           if (beta != 0.0f) {
             const float2 old = *reinterpret_cast<const float2*>(dst);
@@ -930,8 +937,42 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           continue;
         }
         dst[0] = beta != 0.0f ? v0 + beta * dst[0] : v0;
+        if (ALIGNED_COPIES && n + 1 < rem_n) dst[1] = beta != 0.0f ? v1 + beta * dst[1] : v1;
       }
   });
 }
+
+#if ALIGNED_COPIES
+#define TILEMM_PASTE2(a, b) a##b
+#define TILEMM_PASTE(a, b) TILEMM_PASTE2(a, b)
+// dst (rows x ldd) = src (rows x cols, pitch lds), the columns from cols to ldd zero: A and B
+// copied for the kernel above, whose 16-byte copies and TMA need rows that start 16-byte
+// aligned. What warptile.cu's copy kernel computes, with the same grid (each template compiles
+// alone): one column per thread, 256 threads per block, the grid's x over ldd and its y striding
+// over the rows. A thread loads kRowsInFlight rows before it stores them, so that an SM has that
+// many loads in flight per thread where the copy's speed is the loads' latency.
+extern "C" __global__ void __launch_bounds__(256)
+TILEMM_PASTE(TILEMM_KERNEL_NAME, _copy)(int rows, int cols, const float* __restrict__ src,
+                                       long long lds, float* __restrict__ dst, long long ldd) {
+  constexpr int kRowsInFlight = 8;
+  const long long col = static_cast<long long>(blockIdx.x) * 256 + threadIdx.x;
+  if (col >= ldd) return;
+  const bool inside = col < cols;
+  const long long step = gridDim.y;
+  for (long long row0 = blockIdx.y; row0 < rows; row0 += kRowsInFlight * step) {
+    float v[kRowsInFlight];
+#pragma unroll
+    for (int j = 0; j < kRowsInFlight; ++j) {
+      const long long row = row0 + j * step;
+      v[j] = inside && row < rows ? src[row * lds + col] : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kRowsInFlight; ++j) {
+      const long long row = row0 + j * step;
+      if (row < rows) dst[row * ldd + col] = v[j];
+    }
+  }
+}
+#endif
 
 #endif  // TILEMM_TF32WGMMA_INDEX_MAPS_ONLY

@@ -92,7 +92,7 @@ void expect_every_variant_compiles(const std::vector<Variant>& space, const std:
       EXPECT_GE(c.registers, space[i].param("wm") * space[i].param("wn") / 32) << name << "\n" << c.log;
     }
     // A warpgroup's 64 x BN accumulators are BN / 2 per thread.
-    if (space[i].family == "tf32wgmma") {
+    if (space[i].family == "tf32wgmma" || space[i].family == "tf32wgmmapad") {
       EXPECT_GE(c.registers, space[i].param("bn") / 2) << name;
     }
     EXPECT_EQ(c.spill_store_bytes, 0) << name << "\n" << c.log;
@@ -143,7 +143,7 @@ TEST_P(CompileFamily, EveryVariantForEachArchitectureItBuildsFor) {
   EXPECT_TRUE(built_somewhere);
 }
 
-INSTANTIATE_TEST_SUITE_P(TensorCores, CompileFamily, ::testing::Values("tf32mma", "tf32wgmma"));
+INSTANTIATE_TEST_SUITE_P(TensorCores, CompileFamily, ::testing::Values("tf32mma", "tf32wgmma", "tf32wgmmapad"));
 
 TEST(Compile, CountsEveryCompilation) {
   const auto before = detail::nvrtc_compile_count();
