@@ -408,12 +408,20 @@ TEST(Preloaded, ShippedFilesParseAndAreMarkedPreloaded) {
     if (e.device_key.rfind("NVIDIA H200|sm_90|", 0) == 0 && e.M == e.N && e.N == e.K) sizes.insert(e.M);
   }
   EXPECT_EQ(sizes, (std::set<std::int64_t>{512, 1000, 1024, 2048, 3000, 4096, 4097, 8192}));
-  const auto found = find_preloaded(all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", 4096, 4096,
-                                    4096, "a4-dense", BuildVersions{dispatch::results_hash(Precision::highest), 0, 0});
-  ASSERT_TRUE(found.has_value()) << "the shipped H200 cache was made from other kernel templates or "
-                                    "timed by another timing method: refresh it (tilemm-tune "
-                                    "--sizes ... then --export)";
-  EXPECT_EQ(found->source, "preloaded");
+  // Every precision's results at every standard size: a template change makes a precision's
+  // entries stale (its results hash), and they must then be re-tuned, not shipped as guesses that
+  // no user's first call would take.
+  for (const Precision precision : {Precision::highest, Precision::high, Precision::medium})
+    for (const std::int64_t n : sizes) {
+      const auto found = find_preloaded(
+          all, "NVIDIA H200|sm_90|132sm|143155MiB", "sm_90", n, n, n, n % 4 == 0 ? "a4-dense" : "a1-dense",
+          BuildVersions{dispatch::results_hash(precision), 0, 0}, precision);
+      ASSERT_TRUE(found.has_value())
+          << to_string(precision) << " " << n << ": the shipped H200 cache was made from other "
+          << "kernel templates or timed by another timing method: refresh it (tilemm-tune "
+             "--sizes ... then --export)";
+      EXPECT_EQ(found->source, "preloaded");
+    }
 }
 
 }  // namespace
