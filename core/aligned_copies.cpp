@@ -22,7 +22,7 @@ std::vector<std::string> aligned_copy_kernel(const Variant&) { return {"_copy"};
 
 namespace {
 
-// dst (rows x dst_ld, dst_ld a multiple of 4) = src (rows x cols, pitch src_ld), the columns
+// dst (rows x dst_ld, dst_ld = copy_ld(cols)) = src (rows x cols, pitch src_ld), the columns
 // beyond `cols` zero, with <name>_copy. Must match that kernel in the templates: 256 threads, one
 // column each, the grid's x over the columns and its y striding over the rows. A block per row
 // would copy 1 KiB and exit, and the GPU would spend the copy starting blocks (a block's life is

@@ -146,14 +146,13 @@ std::size_t tf32wgmmapad_workspace(const Variant& v, const Problem& p) {
   return aligned_copies_bytes(p) + tf32wgmma_workspace(v, p);
 }
 
-// The copies of A and B (their rows 16-byte aligned), then the kernel on them, writing the
-// caller's C (the template's ALIGNED_COPIES: any alignment).
+// The copies of A and B (their rows 128-byte aligned), then the kernel on them, writing the
+// caller's C (the template's ALIGNED_COPIES: any alignment). The copies are never empty (copy_ld
+// is at least 32), so there is always a workspace, and what follows them stays 128-byte aligned.
 void enqueue_tf32wgmmapad(const LaunchRequest& r) {
   const GemmArgs on_copies = enqueue_aligned_copies(r);
   const Problem problem = on_copies.problem();
-  float* const rest = r.workspace == nullptr
-                          ? nullptr
-                          : r.workspace + aligned_copies_bytes(r.problem) / sizeof(float);
+  float* const rest = r.workspace + aligned_copies_bytes(r.problem) / sizeof(float);
   enqueue_tf32wgmma(LaunchRequest{r.family, r.variant, r.kernels, on_copies, problem, rest,
                                   r.stream});
 }
