@@ -18,9 +18,16 @@ std::size_t aligned_copies_bytes(const Problem& p) {
          sizeof(float);
 }
 
-std::vector<std::string> aligned_copy_kernel(const Variant&) { return {"_copy"}; }
-
 namespace {
+
+std::vector<std::string> copy_kernel(const Variant&) { return {"_copy"}; }
+
+std::size_t copies_bytes(const Variant&, const Problem& p) { return aligned_copies_bytes(p); }
+
+std::string aligned_problem_hint(const Variant&, const DeviceInfo&, const Problem& p) {
+  if (p.alignment >= 4) return "the problem is aligned: the kernels run without the copies";
+  return {};
+}
 
 // dst (rows x dst_ld, dst_ld = copy_ld(cols)) = src (rows x cols, pitch src_ld), the columns
 // beyond `cols` zero, with <name>_copy. Must match that kernel in the templates: 256 threads, one
@@ -66,9 +73,12 @@ GemmArgs enqueue_aligned_copies(const LaunchRequest& r) {
   return run;
 }
 
-std::string aligned_problem_hint(const Variant&, const DeviceInfo&, const Problem& p) {
-  if (p.alignment >= 4) return "the problem is aligned: the kernels run without the copies";
-  return {};
+void run_on_aligned_copies(Family& f) {
+  f.required_alignment = any_alignment;
+  f.workspace_bytes = copies_bytes;
+  f.extra_definitions.push_back("-DALIGNED_COPIES=1");
+  f.extra_kernels = copy_kernel;
+  f.pruning_hint = aligned_problem_hint;
 }
 
 }  // namespace tilemm::detail

@@ -23,15 +23,15 @@ std::int64_t copy_ld(std::int64_t n);
 // The bytes of the copies: A (M x copy_ld(K)), then B (K x copy_ld(N)).
 std::size_t aligned_copies_bytes(const Problem& p);
 
-// extra_kernels of such a family: the module's "_copy".
-std::vector<std::string> aligned_copy_kernel(const Variant&);
+// Makes `f` a family that runs on the copies, what `padded` and `tf32wgmmapad` share: any
+// alignment, the template compiled with ALIGNED_COPIES=1 and its "_copy" kernel loaded, the
+// copies as the workspace (a family whose kernel needs more sets workspace_bytes after), and the
+// pruning hint that keeps it out of aligned problems, where the kernels the copies are for run on
+// the caller's matrices. The family's enqueue calls enqueue_aligned_copies first.
+void run_on_aligned_copies(Family& f);
 
 // Enqueues the copies of r.args's A and B into the start of r.workspace on r.stream, and returns
 // r.args with A, lda, B and ldb those of the copies.
 GemmArgs enqueue_aligned_copies(const LaunchRequest& r);
-
-// pruning_hint of such a family: the copies only cost time on an aligned problem, where the
-// kernels they are for run on the caller's matrices.
-std::string aligned_problem_hint(const Variant&, const DeviceInfo&, const Problem& p);
 
 }  // namespace tilemm::detail

@@ -18,8 +18,6 @@ void enqueue_on_aligned_copies(const LaunchRequest& r) {
                      enqueue_aligned_copies(r), r.stream);
 }
 
-std::size_t copies_bytes(const Variant&, const Problem& p) { return aligned_copies_bytes(p); }
-
 }  // namespace
 
 Family padded_family() {
@@ -38,12 +36,8 @@ Family padded_family() {
   f.geometry = warptile_geometry;
   f.shared_bytes = warptile_shared_bytes;
   // The float4 loads read the aligned copies, and C is stored scalar: any alignment.
-  f.required_alignment = any_alignment;
-  f.workspace_bytes = copies_bytes;
-  f.extra_definitions = {"-DALIGNED_COPIES=1"};
-  f.extra_kernels = aligned_copy_kernel;
+  run_on_aligned_copies(f);
   f.enqueue = enqueue_on_aligned_copies;
-  f.pruning_hint = aligned_problem_hint;
   return f;
 }
 

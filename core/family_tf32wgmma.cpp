@@ -190,12 +190,9 @@ Family tf32wgmmapad_family() {
   f.params = {{"bm", "BM", {128, 256}}, {"bn", "BN", {128}}, {"bk", "BK", {32}},
               {"st", "STAGES", {4}},    {"sp", "SPLIT", {1, 3}},
               {"sk", "STREAM_K", {0, 1}}, {"gm", "GROUP_ROWS", {1, 8}}};
-  f.required_alignment = any_alignment;
-  f.workspace_bytes = tf32wgmmapad_workspace;
-  f.extra_definitions = {"-DALIGNED_COPIES=1"};
-  f.extra_kernels = aligned_copy_kernel;
+  run_on_aligned_copies(f);
+  f.workspace_bytes = tf32wgmmapad_workspace;  // the copies, then tf32wgmma's own
   f.enqueue = enqueue_tf32wgmmapad;
-  f.pruning_hint = aligned_problem_hint;
   return f;
 }
 
