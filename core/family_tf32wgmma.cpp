@@ -2,8 +2,8 @@
 // precision modes high (SPLIT 3, 3xTF32) and medium (SPLIT 1), compute capability 9.0 exactly
 // (wgmma is an sm_90a feature: the family is arch_specific). The kernel computes C^T = B^T A^T:
 // BM (wgmma's N: 64, 128, 256) rows of C per block, BN / 64 consumer warpgroups of 64 columns
-// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), a ring of 3 or 4 stages (A by
-// TMA through a tensor map this file's enqueue encodes per call, B by cp.async). The space:
+// each and a producer warpgroup, BK 32 (one 128-byte swizzle row), a ring of 3 or 4 stages (A and
+// B by TMA, through tensor maps this file's enqueue encodes per call). The space:
 // two-warpgroup tiles (BN 128) with 3 or 4 stages, one-warpgroup tiles (BN 64) for C that large
 // tiles would leave SMs idle on, both splits, high without BM 256 (its partial sums beside the
 // accumulators would not fit in registers), so that every high variant has a medium twin;
@@ -38,14 +38,15 @@ struct WgmmaTiles {
 
 std::size_t tf32wgmma_shared_bytes(const Variant& v) {
   const WgmmaTiles t(v);
-  const auto bm = static_cast<std::size_t>(t.bm), bn = static_cast<std::size_t>(t.bn),
-             bk = static_cast<std::size_t>(t.bk), stages = static_cast<std::size_t>(t.stages);
+  const auto bm = static_cast<std::size_t>(t.bm), bk = static_cast<std::size_t>(t.bk),
+             stages = static_cast<std::size_t>(t.stages);
   // The template's stages, each an A tile of BM rows x BK floats, with SPLIT 3 a plane of A's
-  // small parts as large, and a B tile of BK rows x (BN + 8) floats; two 8-byte barriers per
-  // stage (landed, which is full, and empty), with SPLIT 3 three (landed, full, empty); and 1 KiB
-  // to align the tiles to the 1024 bytes the 128-byte swizzle needs.
+  // small parts as large, and a B tile of BK padded rows; two 8-byte barriers per stage (landed,
+  // which is full, and empty), with SPLIT 3 three (landed, full, empty); and 1 KiB to align the
+  // tiles to the 1024 bytes the 128-byte swizzle needs.
   const std::size_t a_planes = t.split == 3 ? 2 : 1;
-  const std::size_t stage_floats = a_planes * bm * bk + bk * (bn + 8);
+  const auto b_row = static_cast<std::size_t>(tf32wgmma_maps::b_row_floats(t.bn));
+  const std::size_t stage_floats = a_planes * bm * bk + bk * b_row;
   const std::size_t barriers = t.split == 3 ? 3 : 2;
   return stages * (stage_floats * sizeof(float) + barriers * 8) + 1024;
 }
@@ -77,8 +78,8 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
-// 16-byte cp.async and TMA (a 16-byte aligned A, a leading dimension of a multiple of 16 bytes)
-// only: the unaligned problems are tf32mma's v1 variants'.
+// TMA (16-byte aligned A and B, leading dimensions of multiples of 16 bytes) and 8-byte accesses
+// to C only: the unaligned problems are tf32wgmmapad's and tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
 
 // With sk 1 the blocks are persistent, at most one per SM and never more than kMaxBlocks: the
@@ -122,14 +123,19 @@ WorkSplit work_split(const WgmmaTiles& t, const Problem& p, int sm_count, float*
   return w;
 }
 
-// The GEMM signature every template shares, then the tensor map of A (BM rows x 32 floats of K
-// per box, the A tile in the layout the wgmma descriptor reads) and the work split.
+// The GEMM signature every template shares, then the tensor maps of A (BM rows x 32 floats of K
+// per box, the A tile in the swizzled layout the wgmma descriptor reads) and B (32 rows of K x a
+// padded row per box: the B tile, padding included) and the work split.
 void enqueue_tf32wgmma(const LaunchRequest& r) {
   const WgmmaTiles t(r.variant);
-  // K == 0 loads no tile (and A may be null): the kernel never reads the map.
-  CUtensorMap a_map =
-      r.args.K > 0 ? row_major_swizzled_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk)
-                   : CUtensorMap{};
+  // K == 0 loads no tile (and A and B may be null): the kernel never reads the maps.
+  const bool loads = r.args.K > 0;
+  CUtensorMap a_map = loads ? row_major_map(r.args.A, r.args.M, r.args.K, r.args.lda, t.bm, t.bk,
+                                            BoxLayout::swizzled_128b)
+                            : CUtensorMap{};
+  CUtensorMap b_map = loads ? row_major_map(r.args.B, r.args.K, r.args.N, r.args.ldb, t.bk,
+                                            tf32wgmma_maps::b_row_floats(t.bn), BoxLayout::dense)
+                            : CUtensorMap{};
   LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
   WorkSplit split{};
   if (t.stream_k == 1) {
@@ -138,7 +144,7 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
     g.grid[0] = static_cast<unsigned>(split.ctas);
     g.grid[1] = g.grid[2] = 1;
   }
-  launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&a_map, &split});
+  launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&a_map, &b_map, &split});
 }
 
 // tf32wgmmapad: the copies of A and B first in the workspace, then tf32wgmma's own (sk 1).

@@ -36,8 +36,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 
 }  // namespace
 
-CUtensorMap row_major_swizzled_map(const float* base, std::int64_t rows, std::int64_t cols,
-                                   std::int64_t ld, int box_rows, int box_cols) {
+CUtensorMap row_major_map(const float* base, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                          int box_rows, int box_cols, BoxLayout layout) {
   CUtensorMap map{};
   // Innermost dimension first: the columns, then the rows one leading dimension apart.
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -46,7 +46,8 @@ CUtensorMap row_major_swizzled_map(const float* base, std::int64_t rows, std::in
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult result = encode_tiled()(
       &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      layout == BoxLayout::swizzled_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS)
     throw Error(ErrorKind::cuda,
@@ -54,7 +55,8 @@ CUtensorMap row_major_swizzled_map(const float* base, std::int64_t rows, std::in
                     std::to_string(static_cast<int>(result)) + " for a " + std::to_string(rows) +
                     " x " + std::to_string(cols) + " matrix, leading dimension " +
                     std::to_string(ld) + ", box " + std::to_string(box_rows) + " x " +
-                    std::to_string(box_cols));
+                    std::to_string(box_cols) +
+                    (layout == BoxLayout::swizzled_128b ? ", 128-byte swizzle" : ", dense"));
   return map;
 }
 

@@ -20,10 +20,12 @@
 //    A tile writes small = rna(x - trunc(x)) to a plane beside it, and each k8 step is
 //    small_b big_a + big_b small_a + big_b big_a (small_b small_a omitted). The bounds this gives
 //    (truncated A, rounded B) are tuner/error_bound.cpp's, derived in docs/kernels.md.
-//  - Warp-specialized pipeline: a producer warpgroup fills a STAGES-deep ring, A by TMA and B by
-//    cp.async, both completing on the stage's `landed` mbarrier, so that every stage can be in
-//    flight and no producer thread waits for its copies; with SPLIT 3 it splits A once landed and
-//    hands the tile over on the stage's `full` mbarrier (SPLIT 1: `landed` is `full`); the BN / 64
+//  - Warp-specialized pipeline: a producer warpgroup fills a STAGES-deep ring, A and B by TMA
+//    (one thread starts both boxes, which complete on the stage's `landed` mbarrier), so that
+//    every stage can be in flight and no producer thread waits for its copies. B came by the
+//    producer threads' 16-byte cp.async before: TMA is faster where the power limit sets the
+//    clock (docs/kernels.md). With SPLIT 3 the producer splits A once landed and hands the tile
+//    over on the stage's `full` mbarrier (SPLIT 1: `landed` is `full`); the BN / 64
 //    consumer warpgroups only load their B^T fragments, issue wgmmas and free a stage on its
 //    `empty` mbarrier once their wgmmas that read it are done. setmaxnreg moves registers from
 //    the producer to the consumers' accumulators. Register fragments are double-buffered so the
@@ -34,12 +36,11 @@
 //    the running sum with FADDs that round to nearest (the promotion of DeepSeek's FP8 GEMM,
 //    every BK / 8 k8 steps). It costs BM / 2 registers and a wait for the tile's wgmmas before
 //    the next tile's may start. PROMOTE 0 accumulates in the wgmmas.
-// Edge tiles load zeros (TMA zero-fills a box where it leaves A, cp.async's src-size what lies
-// outside B) and guard their stores, so every M, N, K >= 0 is correct. 16-byte copies and TMA:
-// alignment class 4 (A, B, C 16-byte aligned, lda, ldb, ldc multiples of 4). beta == 0 never
-// reads C.
+// Edge tiles load zeros (TMA zero-fills a box where it leaves A or B) and guard their stores, so
+// every M, N, K >= 0 is correct. TMA and C's 8-byte accesses: alignment class 4 (A, B, C 16-byte
+// aligned, lda, ldb, ldc multiples of 4). beta == 0 never reads C.
 // ALIGNED_COPIES = 1 makes the `tf32wgmmapad` family's kernel, as warptile.cu's makes `padded`'s:
-// A and B are copies whose rows start 16-byte aligned, made by <name>_copy of this module, and C
+// A and B are copies whose rows start 128-byte aligned, made by <name>_copy of this module, and C
 // is the caller's own, at any alignment, read and written one float at a time.
 // Non-finite inputs: with SPLIT 3 an infinite input gives NaN where FP32 gives +-inf (its small
 // part is inf - inf); SPLIT 1 keeps FP32's inf and NaN.
@@ -86,7 +87,8 @@ TILEMM_INDEX_MAP int c_column_of_row(int row) {
 
 // The raw B tile: BK rows of K, each BN floats of N plus 8 of padding. The padding puts the rows
 // k and k + 1 8 banks apart, so the four k (lane % 4) and eight column pairs (lane / 4) of a
-// half-warp's 8-byte fragment loads cover the 32 banks once.
+// half-warp's 8-byte fragment loads cover the 32 banks once. The TMA fills it as one dense box
+// BN + 8 floats wide: the padding holds the next 8 columns of B (or zeros), which nothing reads.
 TILEMM_INDEX_MAP int b_row_floats(int bn) { return bn + 8; }
 TILEMM_INDEX_MAP int b_tile_index(int k, int n, int bn) { return k * b_row_floats(bn) + n; }
 
@@ -246,7 +248,6 @@ constexpr int kATileBytes = BM * 128;
 constexpr int kSmallBytes = SPLIT == 3 ? kATileBytes : 0;
 constexpr int kBTileBytes = BK * b_row_floats(BN) * 4;
 constexpr int kStageBytes = kATileBytes + kSmallBytes + kBTileBytes;
-constexpr int kBCopies = BK * BN / 4 / 128;  // 16-byte cp.async per producer thread per B tile
 static_assert(BK == 32, "BK is 32 floats: one 128-byte swizzle row of K per row of A");
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM is wgmma's N: 64, 128 or 256");
 static_assert(BN == 64 || BN == 128, "BN is one or two warpgroups of 64 columns");
@@ -257,18 +258,13 @@ static_assert(STREAM_K == 0 || STREAM_K == 1,
               "STREAM_K is 0 (a block per tile) or 1 (persistent blocks, the last wave in K slices)");
 static_assert(kATileBytes % 1024 == 0 && kBTileBytes % 1024 == 0,
               "every A tile and small plane starts 1024-byte aligned, as the swizzle needs");
-static_assert(kATileBytes % (16 * 128) == 0 && (BK * BN / 4) % 128 == 0,
-              "the tiles split evenly into the producer threads' 16-byte accesses");
+static_assert(kATileBytes % (16 * 128) == 0,
+              "an A tile splits evenly into the producer threads' 16-byte accesses");
+static_assert(b_row_floats(BN) <= 256 && b_row_floats(BN) * 4 % 16 == 0,
+              "a B tile's row is one TMA box row: at most 256 elements, a multiple of 16 bytes");
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Copies `bytes` (0..16) of global `src` to shared `dst` asynchronously and zero-fills the rest
-// of the 16. `src` must be 16-byte aligned even when bytes is 0.
-__device__ __forceinline__ void copy_async(unsigned dst, const float* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
 }
 
 // The stage barriers (mbarrier objects in shared memory): `landed` completes a phase when a
@@ -291,12 +287,18 @@ __device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
       : "memory");
 }
 
-// The tensor map of A the host encodes for each call (cuTensorMapEncodeTiled, core/tensor_map.cpp):
-// 128 opaque bytes, passed by value as a __grid_constant__ parameter so that its address is the
+// A tensor map the host encodes for each call (cuTensorMapEncodeTiled, core/tensor_map.cpp):
+// A's in 128-byte swizzled boxes of BM x BK, B's in dense boxes of BK x (BN + 8). 128 opaque bytes, passed by value as a __grid_constant__ parameter so that its address is the
 // parameter's own, which the tensor memory accelerator reads.
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
+
+// Fetches a tensor map into the TMA's cache ahead of its first copy.
+__device__ __forceinline__ void prefetch_map(const TensorMap& map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map))
+               : "memory");
+}
 
 // Announces `bytes` more bytes that asynchronous copies will deliver to the barrier's current
 // phase, and arrives on it once.
@@ -314,12 +316,6 @@ __device__ __forceinline__ void copy_box(unsigned dst, const TensorMap& map, int
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(bar)
       : "memory");
-}
-
-// The barrier receives one arrival when every cp.async this thread issued before has landed
-// (noinc: the arrival is one of the count the barrier was initialized with).
-__device__ __forceinline__ void arrive_when_copies_land(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
 // Moves registers from the producer, which needs few, to the consumers, whose accumulators need
@@ -523,7 +519,8 @@ __device__ __forceinline__ void for_each_unit(const WorkSplit& split, int k_tile
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
-                   long long ldc, const __grid_constant__ TensorMap a_map, const WorkSplit split) {
+                   long long ldc, const __grid_constant__ TensorMap a_map,
+                   const __grid_constant__ TensorMap b_map, const WorkSplit split) {
   // Dynamic, above the 48 KiB static limit (the loader opts in), and 1 KiB more than the tiles
   // and barriers need so the tiles can start on a 1024-byte boundary whatever the base.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -561,9 +558,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      // landed: the A box's bytes, one arrival from the thread that announces them and one from
-      // each producer thread when its B copies land.
-      init_barrier(landed0 + 8 * s, 128 + 1);
+      // landed: the A and B boxes' bytes and one arrival, from the thread that announces them.
+      init_barrier(landed0 + 8 * s, 1);
       if (SPLIT == 3) init_barrier(full0 + 8 * s, 128);  // every producer thread, after the split
       init_barrier(empty0 + 8 * s, kGroups * 128);       // every consumer thread
     }
@@ -575,39 +571,19 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   // Every K tile this block handles, across its units, takes the next stage of the ring: the
   // g-th (from 0) stage g % STAGES in its phase g / STAGES.
   if (group == kProducer) {
-    // The producer fills the ring: A tiles by TMA (one thread announces the box's bytes on the
-    // stage's landed barrier and starts it), B tiles by every producer thread's cp.async, whose
-    // landing arrives on the same barrier. No producer thread waits for its own copies, so every
-    // stage of the ring can be in flight; a stage is refilled once its empty barrier says every
-    // consumer is done with it.
+    // The producer fills the ring: one thread announces a stage's A and B boxes' bytes on its
+    // landed barrier and starts both TMA copies, and waits for nothing but the stage's empty
+    // barrier (every consumer done with its last use), so every stage of the ring can be in
+    // flight. With SPLIT 3 the whole warpgroup splits the A tiles that have landed.
     if (kGroups == 2) registers_down<kProducerRegisters>();
     const int ptid = tid - kProducer * 128;
-    // This thread's B copies: the 4 floats at b_n of the rows b_k0 + kBRowStep i. The loop walks
-    // a running pointer, so the producer holds a few registers instead of one address per copy
-    // (it runs on kProducerRegisters of them).
-    constexpr int kBRowStep = 128 / (BN / 4);
-    const int b_n = (ptid % (BN / 4)) * 4, b_k0 = ptid / (BN / 4);
-    const long long b_step = kBRowStep * ldb;
-    const unsigned b_dst0 = 4 * b_tile_index(b_k0, b_n, BN);
-    auto load_b = [&](int stage, int k0, int n0) {
-      const unsigned b_tile = base + stage * kStageBytes + kATileBytes + kSmallBytes;
-      const int b_in_n = min(max(N - n0 - b_n, 0), 4);
-      const float* b_src = B + static_cast<long long>(b_k0 + k0) * ldb + n0 + b_n;
-#pragma unroll
-      for (int i = 0; i < kBCopies; ++i, b_src += b_step) {
-        const int floats = b_k0 + kBRowStep * i < K - k0 ? b_in_n : 0;
-        copy_async(b_tile + b_dst0 + i * 4 * b_tile_index(kBRowStep, 0, BN), floats > 0 ? b_src : B,
-                   floats * 4);
-      }
-    };
 #if SPLIT == 3
     // Splits landed stage-use g: writes the small parts of its A tile to the stage's small plane
     // at the same offsets, small = tf32(x - trunc(x)), where trunc(x) (x with its 13 low mantissa
     // bits cleared) is the TF32 value the tensor core reads from the raw tile as big
     // (elementwise, so the swizzle does not matter: linear 16-byte accesses, free of bank
     // conflicts); orders the writes before the wgmmas' reads (async proxy) and hands the tile
-    // over on the full barrier. Each thread's arrival on `landed` covers only its own B copies,
-    // but every thread waits for the phase, which needs all of them.
+    // over on the full barrier.
     auto split_landed = [&](unsigned g) {
       const int stage = static_cast<int>(g % STAGES);
       wait_barrier(landed0 + 8 * stage, static_cast<int>((g / STAGES) & 1));
@@ -630,9 +606,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     // g - 1, which is as far as the producer has waited by then, so neither waits for the other.
     constexpr int kSplitLag = STAGES - 1;
 #endif
-    if (ptid == 0 && k_tiles > 0)
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&a_map))
-                   : "memory");
+    if (ptid == 0 && k_tiles > 0) {
+      prefetch_map(a_map);
+      prefetch_map(b_map);
+    }
     // Stage uses so far, in 32 bits: once past 2 STAGES it stays in [2 STAGES, 4 STAGES), which
     // keeps every use's stage, phase and the comparisons with STAGES below.
     unsigned g = 0;
@@ -648,20 +625,16 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         if (g >= STAGES) wait_barrier(empty0 + 8 * stage, static_cast<int>(((g / STAGES) + 1) & 1));
         const unsigned landed = landed0 + 8 * stage;
         if (ptid == 0) {
-          arrive_expecting(landed, kATileBytes);
+          arrive_expecting(landed, kATileBytes + kBTileBytes);
           copy_box(base + stage * kStageBytes, a_map, t * BK, m0, landed);
+          copy_box(base + stage * kStageBytes + kATileBytes + kSmallBytes, b_map, n0, t * BK,
+                   landed);
         }
-        load_b(stage, t * BK, n0);
-        arrive_when_copies_land(landed);
       }
     });
 #if SPLIT == 3
     for (unsigned h = g >= kSplitLag ? g - kSplitLag : 0; h < g; ++h) split_landed(h);
 #endif
-    // The last tiles' B copies may still be in flight, their arrivals on `landed` pending: the
-    // thread that issued them waits for them before it exits (the consumers wait for the same
-    // data anyway), instead of leaving copies behind a finished thread.
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
     return;
   }
 
