@@ -31,6 +31,7 @@
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tflops.hpp"
 #include "tool_conventions.hpp"
 
 namespace {
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
           std::snprintf(power_text, sizeof power_text, "%.0f", watts / counted);
         }
         std::printf("%-16s %-52s %9.4f %11.4f %8.1f %7s %7s %8.3f\n", shape.c_str(), names[c].c_str(),
-                    run.front().ms, sustained, 2.0 * double(m) * double(n) * double(k) / sustained / 1e9,
+                    run.front().ms, sustained, tilemm::detail::tflops(tilemm::Problem::dense(m, n, k, 4), sustained),
                     clock_text, power_text, first_sustained / sustained);
         if (!sampler.unavailable().empty() && c == 0)
           std::printf("  (no clock or power: %s)\n", sampler.unavailable().c_str());

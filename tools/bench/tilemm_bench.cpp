@@ -31,6 +31,7 @@
 #include "bench_harness.hpp"
 #include "cublas_check.hpp"
 #include "error_bound.hpp"
+#include "tflops.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tune_cli.hpp"
@@ -245,7 +246,7 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::isfinite(c[i]) ? std::fabs(double(c[i]) - c_cublas[i]) : INFINITY);
         // The tuner's bound for the mode (|a|, |b| <= 1: an element of |A| |B| is at most k).
         const double bound = tilemm::tuner::error_bound_unit(mode, k) * double(k);
-        const double tf = 2.0 * double(m) * double(n) * double(k) / (ms * 1e-3) / 1e12;
+        const double tf = tilemm::detail::tflops(tilemm::Problem::dense(m, n, k, 4), ms);
         rows.push_back({shape, contender, variant, ms, tf, 100 * tf / peak, cublas_ms / ms,
                         relative_error(c, ref, n), worst <= bound, 1.0});
       };
