@@ -34,11 +34,17 @@ class FakeBench : public tuner::CandidateBench {
   // (the scripted median each): a budgeted search's clock (TuneSettings::now_ms) can read it.
   std::vector<std::pair<std::string, tuner::TimingPlan>> timed_with;
   double clock_ms = 0.0;
+  // A GPU whose clock falls under sustained load: each time_with() call's times are this fraction
+  // slower than the call before's (0: a steady GPU).
+  double slowdown_per_call = 0.0;
   tuner::TimingResult time_with(const Variant& v, const tuner::TimingPlan& p,
                                 double give_up_ms) override {
     const std::string name = variant_name(v);
+    const double slowdown = 1.0 + slowdown_per_call * static_cast<double>(timed_with.size());
     timed_with.emplace_back(name, p);
-    tuner::TimingResult r = timing_of(name, give_up_ms);
+    tuner::TimingResult r = timing_of(name, give_up_ms / slowdown);
+    r.stats.median_ms *= slowdown;
+    r.stats.min_ms *= slowdown;
     const int samples = p.max_samples == 0 ? p.probe : std::max(p.min_samples, 1);
     r.stats.samples = samples;
     clock_ms += r.stats.median_ms * (p.warmup + p.probe + (p.max_samples == 0 ? 0 : samples));

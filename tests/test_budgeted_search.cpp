@@ -138,7 +138,7 @@ TEST(BudgetedSearch, AReducedPrecisionsOwnKernelsAreAlwaysScreenedBesideTheFp32O
   // With a budget that runs out during the screening, they were screened first.
   FakeBench short_bench;
   short_bench.median = bench.median;
-  TuneSettings tight = budgeted(s, short_bench, 150);
+  TuneSettings tight = budgeted(s, short_bench, 200);
   tight.space = settings.space;
   tight.history = settings.history;
   tune(testing::synthetic_h200(), high, short_bench, tight);
@@ -268,9 +268,14 @@ TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheF
   for (std::size_t i = 0; i < sized_selection(); ++i)
     EXPECT_EQ(bench.timed_with[i].second.target_ms, kScreeningTargetMs) << i;
   // Each later round times at most half of the previous one's candidates (rounded up), with a
-  // longer target, until the final two.
+  // longer target, until the final two (whose round is kFinalPasses timings each: below).
+  const std::size_t final_timings = 2 * kFinalPasses;
+  ASSERT_GT(bench.timed_with.size(), sized_selection() + final_timings);
   std::map<std::string, int> times;
-  for (const auto& [name, plan] : bench.timed_with) ++times[name];
+  for (std::size_t i = 0; i + final_timings < bench.timed_with.size(); ++i)
+    ++times[bench.timed_with[i].first];
+  for (std::size_t i = bench.timed_with.size() - 2; i < bench.timed_with.size(); ++i)
+    ++times[bench.timed_with[i].first];  // the final round, once
   int most = 0;
   for (const auto& [name, n] : times) most = std::max(most, n);
   ASSERT_GE(most, 3);
@@ -282,15 +287,54 @@ TEST(BudgetedSearch, RoundsTimeFewerCandidatesWithMoreLaunchesEachAndEndWithTheF
     previous = at_least;
   }
   EXPECT_EQ(previous, 2u);
+  // The final round: the full plan shared out over kFinalPasses passes of the final two, their
+  // order reversed every other pass (A B B A A B B A).
   double target = 0.0;
-  for (std::size_t i = sized_selection(); i + 2 < bench.timed_with.size(); ++i) {
+  for (std::size_t i = sized_selection(); i + final_timings < bench.timed_with.size(); ++i) {
     EXPECT_GE(bench.timed_with[i].second.target_ms, target);
     target = bench.timed_with[i].second.target_ms;
   }
-  for (std::size_t i = bench.timed_with.size() - 2; i < bench.timed_with.size(); ++i) {
-    EXPECT_EQ(bench.timed_with[i].second.target_ms, standard_timing_plan().target_ms);
-    EXPECT_EQ(bench.timed_with[i].second.min_samples, standard_timing_plan().min_samples);
+  const TimingPlan full = standard_timing_plan();
+  const std::size_t first = bench.timed_with.size() - final_timings;
+  const std::string a = bench.timed_with[first].first, b = bench.timed_with[first + 1].first;
+  EXPECT_NE(a, b);
+  double target_sum_a = 0.0;
+  int min_samples_a = 0;
+  for (int pass = 0; pass < kFinalPasses; ++pass) {
+    const auto& one = bench.timed_with[first + 2 * static_cast<std::size_t>(pass)];
+    const auto& two = bench.timed_with[first + 2 * static_cast<std::size_t>(pass) + 1];
+    EXPECT_EQ(one.first, pass % 2 == 0 ? a : b) << pass;
+    EXPECT_EQ(two.first, pass % 2 == 0 ? b : a) << pass;
+    const auto& plan_a = pass % 2 == 0 ? one.second : two.second;
+    target_sum_a += plan_a.target_ms;
+    min_samples_a += plan_a.min_samples;
   }
+  EXPECT_DOUBLE_EQ(target_sum_a, full.target_ms);
+  EXPECT_GE(min_samples_a, full.min_samples);
+}
+
+// Under a power limit the clock falls with sustained load: timed one after the other, the first of
+// the final two would look faster than it is. Alternating passes rank them as they are.
+TEST(BudgetedSearch, TheFinalTwoAreRankedFairlyOnAGpuThatSlowsWithLoad) {
+  const Scripted s(0);
+  const std::string slower = variant_name(s.space[1]), faster = variant_name(s.space[2]);
+  FakeBench bench;
+  bench.median = {{slower, 2.04}, {faster, 2.0}};
+  bench.slowdown_per_call = 0.05;  // 5% per timing: more than the 2% between them
+  TuneSettings settings = budgeted(s, bench, kSizingBudgetMs, false);
+  settings.space = {s.space[1], s.space[2]};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  // Screened slower first: it leads into the final round, where it is timed first.
+  ASSERT_EQ(bench.timed_with.front().first, slower);
+  EXPECT_EQ(out.winner, faster);
+  // One pass each (the quick plan) would have kept the order's verdict.
+  FakeBench quick;
+  quick.median = bench.median;
+  quick.slowdown_per_call = bench.slowdown_per_call;
+  quick.timing = quick_timing_plan();
+  TuneSettings quick_settings = budgeted(s, quick, kSizingBudgetMs, false);
+  quick_settings.space = settings.space;
+  EXPECT_EQ(tune(testing::synthetic_h200(), kSquare, quick, quick_settings).winner, slower);
 }
 
 TEST(BudgetedSearch, WhenTheBudgetRunsOutTheBestScreenedCandidateWins) {
@@ -306,6 +350,33 @@ TEST(BudgetedSearch, WhenTheBudgetRunsOutTheBestScreenedCandidateWins) {
   EXPECT_EQ(out.winner, s.fastest);
   // The screening's better half stays in the running, ranked by the screening's times.
   EXPECT_EQ(count_status(out, CandidateStatus::ok, ""), std::size_t(kFewestSelected) / 2);
+}
+
+// A budget the screening spends leaves no time for the rounds: the best two still meet in a final
+// round of alternating passes (past the deadline: its least costs less than kFinalRoundPastBudget
+// of the budget), and on a GPU that slows with load the faster one wins, though the screening
+// timed it a call later, 3% slower, and ranked it second.
+TEST(BudgetedSearch, WhenTheScreeningSpendsTheBudgetTheBestTwoStillMeetInAFinalRound) {
+  const Scripted s(0);
+  FakeBench bench;
+  bench.median = s.median;
+  const std::string first = variant_name(s.space[1]), second = variant_name(s.space[2]);
+  bench.median[first] = 0.49;
+  bench.median[second] = 0.48;
+  bench.median[s.fastest] = 5.0;
+  bench.slowdown_per_call = 0.03;
+  const double budget_ms = 1000;
+  TuneSettings settings = budgeted(s, bench, budget_ms);
+  settings.history = {s.exact_history()};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  const std::size_t final_timings = 2 * kFinalPasses;
+  ASSERT_GT(bench.timed_with.size(), final_timings);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "when the budget left no time for round"), 0u);
+  const std::size_t begin = bench.timed_with.size() - final_timings;
+  std::set<std::string> finalists;
+  for (std::size_t i = begin; i < bench.timed_with.size(); ++i) finalists.insert(bench.timed_with[i].first);
+  EXPECT_EQ(finalists, (std::set<std::string>{first, second}));
+  EXPECT_EQ(out.winner, second);
 }
 
 TEST(BudgetedSearch, ASelectionLargerThanTheTimeLeftIsCutWithAReason) {

@@ -53,7 +53,70 @@ void sort_by_median(std::vector<SearchCandidate*>& running) {
   });
 }
 
+// One candidate's stats over its passes: the median of the pass medians (with four, the mean of
+// the middle two, so that one pass at another clock moves it little), the least launch, every
+// sample, and the largest pass spread.
+TimingStats over_passes(std::vector<TimingStats> passes) {
+  std::sort(passes.begin(), passes.end(),
+            [](const TimingStats& a, const TimingStats& b) { return a.median_ms < b.median_ms; });
+  const std::size_t n = passes.size();
+  TimingStats s;
+  s.median_ms = n % 2 == 1 ? passes[n / 2].median_ms
+                           : 0.5 * (passes[n / 2 - 1].median_ms + passes[n / 2].median_ms);
+  s.min_ms = passes.front().min_ms;
+  for (const auto& p : passes) {
+    s.min_ms = std::min(s.min_ms, p.min_ms);
+    s.spread = std::max(s.spread, p.spread);
+    s.samples += p.samples;
+  }
+  return s;
+}
+
+// The final round (kFinalPasses): the candidates in `running` timed in passes of `plan` shared out,
+// the order reversed every other pass. A candidate whose launch fails in a pass leaves the running
+// with the failure; the others keep the median of their passes.
+void time_in_alternating_passes(const std::vector<SearchCandidate*>& running, CandidateBench& bench,
+                                const TuneSettings& settings, const TimingPlan& plan, int passes) {
+  const TimingPlan pass = final_pass_plan(plan, passes);
+  std::vector<std::vector<TimingStats>> stats(running.size());
+  for (int p = 0; p < passes; ++p)
+    for (std::size_t j = 0; j < running.size(); ++j) {
+      const std::size_t i = p % 2 == 0 ? j : running.size() - 1 - j;
+      SearchCandidate& c = *running[i];
+      if (c.result.status != CandidateStatus::ok) continue;
+      CandidateResult timed = c.result;
+      double unused = std::numeric_limits<double>::infinity();
+      measure_candidate(
+          timed, settings, unused, [] { return CheckResult{}; },
+          [&](double give_up_ms) { return bench.time_with(c.variant, pass, give_up_ms); });
+      if (timed.status != CandidateStatus::ok) {
+        c.result.status = timed.status;
+        c.result.reason = timed.reason;
+        continue;
+      }
+      stats[i].push_back(timed.stats);
+    }
+  for (std::size_t i = 0; i < running.size(); ++i)
+    if (running[i]->result.status == CandidateStatus::ok && !stats[i].empty())
+      running[i]->result.stats = over_passes(stats[i]);
+}
+
 }  // namespace
+
+int final_passes(const TimingPlan& full) {
+  return full.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
+}
+
+TimingPlan final_pass_plan(const TimingPlan& full, int passes) {
+  if (passes <= 1) return full;
+  TimingPlan pass;
+  pass.warmup = std::min(full.warmup, 1);
+  pass.probe = std::max(1, (full.probe + passes - 1) / passes);
+  pass.min_samples = std::max(1, (full.min_samples + passes - 1) / passes);
+  pass.max_samples = std::max(pass.min_samples, full.max_samples / passes);
+  pass.target_ms = full.target_ms / passes;
+  return pass;
+}
 
 std::set<std::string> leaders_of_unmeasured_families(const std::vector<RankedCandidate>& ranked) {
   std::set<std::string> measured, seen, leaders;
@@ -182,39 +245,47 @@ void time_by_successive_halving(
   }
   if (settings.progress && screened < selected) settings.progress(selected, selected);
 
-  // Rounds: the better half again, with twice the launches, until two remain; then the full plan.
+  // Rounds: the better half again, with twice the launches, while more than two remain and the
+  // time left pays for a round; then the final round of the best two.
   auto running = in_the_running(candidates);
   sort_by_median(running);
-  const auto drop_slower_half = [&](const std::string& when) {
-    const std::size_t keep = (running.size() + 1) / 2;
+  const auto keep_best = [&](std::size_t keep, const std::string& when) {
     for (std::size_t i = keep; i < running.size(); ++i) {
       CandidateResult& r = running[i]->result;
       r.status = CandidateStatus::pruned;
       r.reason = "dropped " + when + " of the budgeted search: " + ms_text(r.stats.median_ms) +
                  " against " + ms_text(running.front()->result.stats.median_ms) + " for the best";
     }
-    running.resize(keep);
+    running.resize(std::min(keep, running.size()));
   };
-  if (running.size() > 2) drop_slower_half("after the screening");
-  for (int round = 1; !running.empty(); ++round) {
-    const bool final_round = running.size() <= 2;
-    TimingPlan plan;
-    plan.warmup = 1;
-    plan.probe = 2;
-    plan.min_samples = 3;
-    plan.max_samples = full.max_samples;
-    plan.target_ms = final_round ? full.target_ms : std::ldexp(2.0, round);
-    if (final_round) plan.min_samples = full.min_samples;
-    plan = capped(plan, full);
-    // What the round costs, shortened to the time left; skipped when even 3 launches each do not fit.
+  const auto drop_slower_half = [&](const std::string& when) {
+    keep_best((running.size() + 1) / 2, when);
+  };
+  // What timing the running candidates with `plan` costs, and at least (3 samples each, in
+  // `passes` passes of a warm-up, a probe and a sample at the least).
+  const auto costs = [&](const TimingPlan& plan, int passes) {
     double cost = 0.0, least = 0.0;
     for (const auto* c : running) {
       const double t = std::max(c->result.stats.median_ms, 1e-3);
       const double samples =
           std::clamp(plan.target_ms / t, double(plan.min_samples), double(plan.max_samples));
       cost += t * (plan.warmup + plan.probe + samples);
-      least += t * (plan.warmup + plan.probe + 3);
+      least += t * std::max((plan.warmup + plan.probe + 3.0), passes * 3.0);
     }
+    return std::pair{cost, least};
+  };
+  if (running.size() > 2) drop_slower_half("after the screening");
+  int round = 1;
+  for (; running.size() > 2; ++round) {
+    TimingPlan plan;
+    plan.warmup = 1;
+    plan.probe = 2;
+    plan.min_samples = 3;
+    plan.max_samples = full.max_samples;
+    plan.target_ms = std::ldexp(2.0, round);
+    plan = capped(plan, full);
+    // Shortened to the time left; not run when even 3 launches each do not fit.
+    const auto [cost, least] = costs(plan, 1);
     const double left = deadline_ms - now();
     if (left < least) break;
     if (cost > left) {
@@ -232,9 +303,30 @@ void time_by_successive_halving(
     }
     running = in_the_running(candidates);
     sort_by_median(running);
-    if (final_round) break;
     drop_slower_half("in round " + std::to_string(round));  // they keep this round's times
   }
+  if (running.size() > 2)
+    keep_best(2, "when the budget left no time for round " + std::to_string(round));
+  if (running.empty()) return;
+
+  // The final round: the full plan in alternating passes, shortened to the time left, and run past
+  // the deadline (at its least) only where that costs little of the budget: it is what decides.
+  TimingPlan plan;
+  plan.warmup = 1;
+  plan.probe = 2;
+  plan.min_samples = full.min_samples;
+  plan.max_samples = full.max_samples;
+  plan.target_ms = full.target_ms;
+  plan = capped(plan, full);
+  const int passes = final_passes(full);
+  const auto [cost, least] = costs(plan, passes);
+  const double left = deadline_ms - now();
+  if (left < least && least > kFinalRoundPastBudget * settings.budget_ms) return;
+  if (cost > left) {
+    plan.target_ms *= std::max(left, 0.0) / cost;
+    plan.min_samples = std::min(plan.min_samples, 3);
+  }
+  time_in_alternating_passes(running, bench, settings, plan, passes);
 }
 
 }  // namespace tilemm::tuner

@@ -29,6 +29,22 @@ inline constexpr int kMostSelected = 400;
 inline constexpr double kScreeningTargetMs = 0.5;
 int candidates_within_budget(double budget_ms, double launch_ms);
 
+// The final round times its two candidates in up to kFinalPasses passes that alternate their order
+// (A B, B A, A B, B A), each with its share of the bench's full plan, and ranks each by the median
+// of its passes' medians. Timed one after the other, the first runs while the GPU is cooler: under
+// a power limit the clock falls within tens of milliseconds of sustained load, and the first of
+// two kernels looked 8% faster than the second, which was 1.5% faster when each ran from a cool
+// start (docs/tuning.md, "Power and the order of timings"). A bench plan of fewer than
+// 2 kFinalPasses samples (TILEMM_TUNE_EFFORT=quick) gives one pass. Where the time left cannot pay
+// for the final round even at its least (a warm-up, a probe and a sample per pass), it still runs
+// if that least costs at most kFinalRoundPastBudget of the budget: it is what decides.
+inline constexpr int kFinalPasses = 4;
+inline constexpr double kFinalRoundPastBudget = 0.05;
+// How many passes the final round makes with the bench's plan `bench_plan`, and the plan of one
+// pass when the round's plan is `round_plan` (its share of each count, at least one).
+int final_passes(const TimingPlan& bench_plan);
+TimingPlan final_pass_plan(const TimingPlan& round_plan, int passes);
+
 // The best-ranked candidate (by name) of each family none of whose candidates `ranked` predicts
 // from a measurement: select_within_budget always selects them and screens them right after the
 // highest winner and a reduced precision's own kernels, before the rest in ranking order.
@@ -51,13 +67,15 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
 // (best-ranked first, compiled `chunk` at a time by `compile` as the screening reaches them, each
 // verified, then timed with a warm-up and a short probe; where the fastest so far is a look at an
 // unmeasured family, SearchCandidate::explores_family, that family's other candidates move to the
-// front of what is not yet compiled), then rounds
-// that time the better half again with twice the launches, until two remain for a final round of
-// the bench's full plan. A round that the time left before `deadline_ms` (on settings' clock)
-// cannot pay for is shortened, and skipped when not even three launches each fit: the last round
-// completed decides. Candidates dropped by a round are marked pruned with their times as the reason;
-// the last round's keep status ok. At least kFewestSelected candidates are screened whatever the
-// deadline, so a tuning always has a winner when one is correct.
+// front of what is not yet compiled), then rounds that time the better half again with twice the
+// launches while more than two remain, and a final round of the best two with the bench's full
+// plan in alternating passes (kFinalPasses). A round that the time left before `deadline_ms` (on
+// settings' clock) cannot pay for is shortened; an intermediate round that not even three launches
+// each fit is not run, and the best two go to the final round, which runs past the deadline only
+// as kFinalRoundPastBudget allows; where it does not run, the last round completed decides.
+// Candidates dropped are marked pruned with their times as the reason; the last round's keep
+// status ok. At least kFewestSelected candidates are screened whatever the deadline, so a tuning
+// always has a winner when one is correct.
 void time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
     double deadline_ms, int chunk,
