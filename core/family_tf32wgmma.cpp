@@ -171,7 +171,7 @@ Family tf32wgmma_family() {
   f.template_file = "tf32wgmma.cu";
   f.params = {{"bm", "BM", {64, 128, 256}}, {"bn", "BN", {64, 128}}, {"bk", "BK", {32}},
               {"st", "STAGES", {3, 4}},       {"sp", "SPLIT", {1, 3}},
-              {"sk", "STREAM_K", {0, 1}},     {"gm", "GROUP_ROWS", {1, 8}}};
+              {"sk", "STREAM_K", {0, 1}},     {"gm", "GROUP_ROWS", {1, 4, 8}}};
   f.check_params = check_tf32wgmma;
   // wgmma.mma_async exists only in sm_90a: compiled for it, run on 9.0 alone.
   f.min_compute_capability = 90;
@@ -195,7 +195,7 @@ Family tf32wgmmapad_family() {
   f.name = "tf32wgmmapad";
   f.params = {{"bm", "BM", {128, 256}}, {"bn", "BN", {128}}, {"bk", "BK", {32}},
               {"st", "STAGES", {4}},    {"sp", "SPLIT", {1, 3}},
-              {"sk", "STREAM_K", {0, 1}}, {"gm", "GROUP_ROWS", {1, 8}}};
+              {"sk", "STREAM_K", {0, 1}}, {"gm", "GROUP_ROWS", {1, 4, 8}}};
   run_on_aligned_copies(f);
   f.workspace_bytes = tf32wgmmapad_workspace;  // the copies, then tf32wgmma's own
   f.enqueue = enqueue_tf32wgmmapad;

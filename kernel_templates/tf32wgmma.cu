@@ -288,8 +288,9 @@ __device__ __forceinline__ void wait_barrier(unsigned bar, int parity) {
 }
 
 // A tensor map the host encodes for each call (cuTensorMapEncodeTiled, core/tensor_map.cpp):
-// A's in 128-byte swizzled boxes of BM x BK, B's in dense boxes of BK x (BN + 8). 128 opaque bytes, passed by value as a __grid_constant__ parameter so that its address is the
-// parameter's own, which the tensor memory accelerator reads.
+// A's in 128-byte swizzled boxes of BM x BK, B's in dense boxes of BK x (BN + 8). 128 opaque
+// bytes, passed by value as a __grid_constant__ parameter so that its address is the parameter's
+// own, which the tensor memory accelerator reads.
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };

@@ -288,9 +288,10 @@ TEST(Tf32wgmmaIndexMaps, FragmentLoadsAndTileCopiesAreFreeOfBankConflicts) {
   }
 }
 
-// Each tile shape three ways: one block per tile (sk 0), persistent blocks in launch order
-// (sk 1, gm 1) and in groups of 8 rows of tiles (sk 1, gm 8); the grouped order never without sk 1.
-TEST(Tf32wgmmaSpace, SixHighAndEightMediumTileShapesEachInThreeSchedules) {
+// Each tile shape four ways: one block per tile (sk 0), persistent blocks in launch order
+// (sk 1, gm 1) and in groups of 4 or 8 rows of tiles (sk 1, gm 4 and gm 8); the grouped order
+// never without sk 1.
+TEST(Tf32wgmmaSpace, SixHighAndEightMediumTileShapesEachInFourSchedules) {
   int high = 0, medium = 0;
   for (const auto& v : variant_space("tf32wgmma")) {
     (precision_of(v) == Precision::high ? high : medium)++;
@@ -298,8 +299,8 @@ TEST(Tf32wgmmaSpace, SixHighAndEightMediumTileShapesEachInThreeSchedules) {
       EXPECT_EQ(v.param("sk"), 1) << variant_name(v);
     }
   }
-  EXPECT_EQ(high, 3 * 6);
-  EXPECT_EQ(medium, 3 * 8);
+  EXPECT_EQ(high, 4 * 6);
+  EXPECT_EQ(medium, 4 * 8);
 }
 
 }  // namespace
@@ -386,8 +387,8 @@ TEST(Tf32wgmmaStreamK, EveryKTileOnceAndEveryCutTileFinishedByItsLastBlockAfterT
   }
 }
 
-// The grouped tile order (gm 8): every tile of C once, and within a full group the blocks numbered
-// together cover 8 rows of tiles before the next column.
+// The grouped tile order (gm 4 and gm 8): every tile of C once, and within a full group the blocks
+// numbered together cover the group's rows of tiles before the next column.
 TEST(Tf32wgmmaGroupedOrder, EveryTileOnceAndFullGroupsGoColumnByColumn) {
   using namespace tf32wgmma_maps;
   std::mt19937 rng(20261202);
@@ -395,21 +396,23 @@ TEST(Tf32wgmmaGroupedOrder, EveryTileOnceAndFullGroupsGoColumnByColumn) {
   for (int i = 0; i < 100; ++i)
     grids.emplace_back(std::uniform_int_distribution<int>(1, 70)(rng),
                        std::uniform_int_distribution<int>(1, 70)(rng));
-  for (const auto& [tiles_m, tiles_n] : grids) {
-    SCOPED_TRACE(std::to_string(tiles_m) + " x " + std::to_string(tiles_n) + " tiles");
-    std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n), 0);
-    for (int tile = 0; tile < tiles_m * tiles_n; ++tile) {
-      const TilePosition p = grouped_tile(tile, tiles_m, tiles_n, 8);
-      ASSERT_GE(p.row, 0);
-      ASSERT_LT(p.row, tiles_m);
-      ASSERT_GE(p.col, 0);
-      ASSERT_LT(p.col, tiles_n);
-      ++seen[static_cast<std::size_t>(p.row * tiles_n + p.col)];
-      if (tile < tiles_m / 8 * 8 * tiles_n) {
-        EXPECT_EQ(p.row, tile / (8 * tiles_n) * 8 + tile % 8) << tile;
-        EXPECT_EQ(p.col, tile % (8 * tiles_n) / 8) << tile;
+  for (const int rows : {4, 8})
+    for (const auto& [tiles_m, tiles_n] : grids) {
+      SCOPED_TRACE(std::to_string(tiles_m) + " x " + std::to_string(tiles_n) +
+                   " tiles, groups of " + std::to_string(rows));
+      std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n), 0);
+      for (int tile = 0; tile < tiles_m * tiles_n; ++tile) {
+        const TilePosition p = grouped_tile(tile, tiles_m, tiles_n, rows);
+        ASSERT_GE(p.row, 0);
+        ASSERT_LT(p.row, tiles_m);
+        ASSERT_GE(p.col, 0);
+        ASSERT_LT(p.col, tiles_n);
+        ++seen[static_cast<std::size_t>(p.row * tiles_n + p.col)];
+        if (tile < tiles_m / rows * rows * tiles_n) {
+          EXPECT_EQ(p.row, tile / (rows * tiles_n) * rows + tile % rows) << tile;
+          EXPECT_EQ(p.col, tile % (rows * tiles_n) / rows) << tile;
+        }
       }
+      for (int n : seen) ASSERT_EQ(n, 1);
     }
-    for (int n : seen) ASSERT_EQ(n, 1);
-  }
 }
