@@ -103,18 +103,18 @@ void time_in_alternating_passes(const std::vector<SearchCandidate*>& running, Ca
 
 }  // namespace
 
-int final_passes(const TimingPlan& full) {
-  return full.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
+int final_passes(const TimingPlan& bench_plan) {
+  return bench_plan.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
 }
 
-TimingPlan final_pass_plan(const TimingPlan& full, int passes) {
-  if (passes <= 1) return full;
+TimingPlan final_pass_plan(const TimingPlan& round_plan, int passes) {
+  if (passes <= 1) return round_plan;
   TimingPlan pass;
-  pass.warmup = std::min(full.warmup, 1);
-  pass.probe = std::max(1, (full.probe + passes - 1) / passes);
-  pass.min_samples = std::max(1, (full.min_samples + passes - 1) / passes);
-  pass.max_samples = std::max(pass.min_samples, full.max_samples / passes);
-  pass.target_ms = full.target_ms / passes;
+  pass.warmup = std::min(round_plan.warmup, 1);
+  pass.probe = std::max(1, (round_plan.probe + passes - 1) / passes);
+  pass.min_samples = std::max(1, (round_plan.min_samples + passes - 1) / passes);
+  pass.max_samples = std::max(pass.min_samples, round_plan.max_samples / passes);
+  pass.target_ms = round_plan.target_ms / passes;
   return pass;
 }
 
