@@ -72,11 +72,12 @@ TimingStats over_passes(std::vector<TimingStats> passes) {
   return s;
 }
 
-// The final round (kFinalPasses): the candidates in `running` timed in passes of `plan` shared out,
-// the order reversed every other pass. A candidate whose launch fails in a pass leaves the running
-// with the failure; the others keep the median of their passes.
-void time_in_alternating_passes(const std::vector<SearchCandidate*>& running, CandidateBench& bench,
-                                const TuneSettings& settings, const TimingPlan& plan, int passes) {
+// A round: the candidates in `running` timed with `plan` shared out over `passes` passes (the final
+// round's kFinalPasses, else 1), the order reversed every other pass. A candidate whose launch
+// fails leaves the running with the failure and keeps its earlier times; the others keep the
+// median of their passes (with one pass, that pass's stats).
+void time_round(const std::vector<SearchCandidate*>& running, CandidateBench& bench,
+                const TuneSettings& settings, const TimingPlan& plan, int passes) {
   const TimingPlan pass = final_pass_plan(plan, passes);
   std::vector<std::vector<TimingStats>> stats(running.size());
   for (int p = 0; p < passes; ++p)
@@ -292,15 +293,7 @@ void time_by_successive_halving(
       plan.target_ms *= left / cost;
       plan.min_samples = std::min(plan.min_samples, 3);
     }
-    for (auto* c : running) {
-      double unused = std::numeric_limits<double>::infinity();
-      const auto screened_stats = c->result.stats;
-      measure_candidate(
-          c->result, settings, unused, [] { return CheckResult{}; },
-          [&](double give_up_ms) { return bench.time_with(c->variant, plan, give_up_ms); });
-      if (c->result.status != CandidateStatus::ok && c->result.stats.samples == 0)
-        c->result.stats = screened_stats;
-    }
+    time_round(running, bench, settings, plan, 1);
     running = in_the_running(candidates);
     sort_by_median(running);
     drop_slower_half("in round " + std::to_string(round));  // they keep this round's times
@@ -326,7 +319,7 @@ void time_by_successive_halving(
     plan.target_ms *= std::max(left, 0.0) / cost;
     plan.min_samples = std::min(plan.min_samples, 3);
   }
-  time_in_alternating_passes(running, bench, settings, plan, passes);
+  time_round(running, bench, settings, plan, passes);
 }
 
 }  // namespace tilemm::tuner
