@@ -72,13 +72,32 @@ TimingStats over_passes(std::vector<TimingStats> passes) {
   return s;
 }
 
+// How many passes the final round makes with the bench's plan `bench_plan` (kFinalPasses, or one
+// where the plan has too few samples to share out).
+int final_passes(const TimingPlan& bench_plan) {
+  return bench_plan.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
+}
+
+// The plan of one of `passes` passes of a round whose plan is `round_plan`: its share of each
+// count (at least one launch each) and one warm-up.
+TimingPlan pass_plan(const TimingPlan& round_plan, int passes) {
+  if (passes <= 1) return round_plan;
+  TimingPlan pass;
+  pass.warmup = std::min(round_plan.warmup, 1);
+  pass.probe = std::max(1, (round_plan.probe + passes - 1) / passes);
+  pass.min_samples = std::max(1, (round_plan.min_samples + passes - 1) / passes);
+  pass.max_samples = std::max(pass.min_samples, round_plan.max_samples / passes);
+  pass.target_ms = round_plan.target_ms / passes;
+  return pass;
+}
+
 // A round: the candidates in `running` timed with `plan` shared out over `passes` passes (the final
 // round's kFinalPasses, else 1), the order reversed every other pass. A candidate whose launch
 // fails leaves the running with the failure and keeps its earlier times; the others keep the
 // median of their passes (with one pass, that pass's stats).
 void time_round(const std::vector<SearchCandidate*>& running, CandidateBench& bench,
                 const TuneSettings& settings, const TimingPlan& plan, int passes) {
-  const TimingPlan pass = final_pass_plan(plan, passes);
+  const TimingPlan pass = pass_plan(plan, passes);
   std::vector<std::vector<TimingStats>> stats(running.size());
   for (int p = 0; p < passes; ++p)
     for (std::size_t j = 0; j < running.size(); ++j) {
@@ -103,21 +122,6 @@ void time_round(const std::vector<SearchCandidate*>& running, CandidateBench& be
 }
 
 }  // namespace
-
-int final_passes(const TimingPlan& bench_plan) {
-  return bench_plan.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
-}
-
-TimingPlan final_pass_plan(const TimingPlan& round_plan, int passes) {
-  if (passes <= 1) return round_plan;
-  TimingPlan pass;
-  pass.warmup = std::min(round_plan.warmup, 1);
-  pass.probe = std::max(1, (round_plan.probe + passes - 1) / passes);
-  pass.min_samples = std::max(1, (round_plan.min_samples + passes - 1) / passes);
-  pass.max_samples = std::max(pass.min_samples, round_plan.max_samples / passes);
-  pass.target_ms = round_plan.target_ms / passes;
-  return pass;
-}
 
 std::set<std::string> leaders_of_unmeasured_families(const std::vector<RankedCandidate>& ranked) {
   std::set<std::string> measured, seen, leaders;

@@ -40,10 +40,6 @@ int candidates_within_budget(double budget_ms, double launch_ms);
 // if that least costs at most kFinalRoundPastBudget of the budget: it is what decides.
 inline constexpr int kFinalPasses = 4;
 inline constexpr double kFinalRoundPastBudget = 0.05;
-// How many passes the final round makes with the bench's plan `bench_plan`, and the plan of one
-// pass when the round's plan is `round_plan` (its share of each count, at least one).
-int final_passes(const TimingPlan& bench_plan);
-TimingPlan final_pass_plan(const TimingPlan& round_plan, int passes);
 
 // The best-ranked candidate (by name) of each family none of whose candidates `ranked` predicts
 // from a measurement: select_within_budget always selects them and screens them right after the
