@@ -354,10 +354,17 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       float b[kThreadN];
       load_fragment<kIterM, TM, kSubM>(a, as + k * kAStride);
       load_fragment<kIterN, TN, kSubN>(b, bs + k * BN);
+      // Row i left to right, row i + 1 right to left: consecutive FFMAs share an operand at
+      // every turn, which ptxas keeps in its reuse caches (docs/kernels.md has the timings).
+      // Row by row under MIN_BLOCKS = 2: within 128 registers ptxas spills the snake.
+      constexpr bool kSnake = MIN_BLOCKS == 1;
 #pragma unroll
       for (int i = 0; i < kThreadM; ++i)
 #pragma unroll
-        for (int j = 0; j < kThreadN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int jj = 0; jj < kThreadN; ++jj) {
+          const int j = (kSnake && (i & 1)) ? kThreadN - 1 - jj : jj;
+          acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
     }
 
     if (more) {

@@ -172,7 +172,8 @@ TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
   for (const auto& v : variant_space()) {
     const detail::Family& family = detail::find_family(v.family);
     const bool dynamic = family.template_file == "warptile.cu" || family.template_file == "tf32mma.cu" ||
-                         family.template_file == "tf32wgmma.cu";
+                         family.template_file == "tf32wgmma.cu" ||
+                         family.template_file == "multistage.cu";
     for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(37, 5, 3000, 1)})
       EXPECT_EQ(family.geometry(v, p).dynamic_shared_bytes, dynamic ? family.shared_bytes(v) : 0)
           << variant_name(v);

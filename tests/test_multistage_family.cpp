@@ -1,0 +1,115 @@
+// The multistage family without a GPU: its space, the rules its check shares with the template's
+// static_asserts, what can_run lets it serve and the launch it asks for, and its pruning hint.
+// Every variant compiling without spills: CompileEveryVariant (test_nvrtc_compile.cpp). On the
+// H200: EveryVariant and EveryFamily (test_gpu_correctness.cpp).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "family_registry.hpp"
+#include "kernel_sources.hpp"
+#include "synthetic_device.hpp"
+#include "tilemm/error.hpp"
+#include "tilemm/variant.hpp"
+
+namespace tilemm {
+namespace {
+
+std::string refusal(const std::string& name) {
+  try {
+    parse_variant(name);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(MultistageSpace, IsThreeBlockTilesTimesBkStagesAndCopyWidthLessTheTwoThatSpill) {
+  std::set<std::string> tiles;
+  int count = 0;
+  for (const auto& v : variant_space("multistage")) {
+    ++count;
+    tiles.insert(std::to_string(v.param("bm")) + "x" + std::to_string(v.param("bn")));
+    EXPECT_EQ(parse_variant(variant_name(v)), v);
+    EXPECT_EQ(precision_of(v), Precision::highest);
+  }
+  EXPECT_EQ(tiles, (std::set<std::string>{"128x128", "128x256", "256x128"}));
+  // Less the two 128 x 128 BK 16 tiles with 4-byte copies of B, which spill.
+  EXPECT_EQ(count, 3 * 2 * 2 * 2 - 2);
+  EXPECT_EQ(variant_name(parse_variant("multistage_bm128_bn256_bk8_st4_v4")),
+            "multistage_bm128_bn256_bk8_st4_v4");
+}
+
+// Every reason the family's check gives is the message of a static_assert of the template, so
+// that a variant the space holds never fails to compile for a reason the check does not know.
+TEST(MultistageSpace, TheCheckRefusesWithTheTemplatesOwnMessages) {
+  const std::string why = refusal("multistage_bm256_bn256_bk8_st4_v4");
+  EXPECT_NE(why.find("BM * BN must be 2 or 4 warp tiles of 64 x 64"), std::string::npos) << why;
+  const std::string spills = refusal("multistage_bm128_bn128_bk16_st4_v1");
+  EXPECT_NE(spills.find("no BK 16 with 4-byte copies of B at 128 threads"), std::string::npos)
+      << spills;
+  const std::string_view source = detail::find_template("multistage.cu").source;
+  for (const char* message :
+       {"BM and BN are multiples of the 64 x 64 warp tile",
+        "BM * BN must be 2 or 4 warp tiles of 64 x 64: 128 or 256 threads per block",
+        "VEC is 1 (4-byte copies of B, any alignment) or 4 (16-byte)",
+        "BK is a multiple of 8: A is copied in runs of 8 floats along K",
+        "at least 2 stages: one multiplied while the next is copied",
+        "the A tile (BM x BK) must split evenly into runs of 8 floats among the threads",
+        "the B tile (BK x BN) must split into whole rows evenly among the threads",
+        "no BK 16 with 4-byte copies of B at 128 threads: ptxas spills their registers"})
+    EXPECT_NE(source.find(message), std::string_view::npos) << message;
+  // Values outside the space are refused before the check.
+  EXPECT_FALSE(refusal("multistage_bm128_bn256_bk32_st4_v4").empty());
+  EXPECT_FALSE(refusal("multistage_bm128_bn256_bk8_st2_v4").empty());
+}
+
+TEST(MultistageCanRun, Float4CopiesNeedAlignmentFourScalarOnesRunAnywhere) {
+  const DeviceInfo h200 = testing::synthetic_h200();
+  const Variant v4 = parse_variant("multistage_bm128_bn256_bk8_st4_v4");
+  const Variant v1 = parse_variant("multistage_bm128_bn256_bk8_st4_v1");
+  EXPECT_TRUE(can_run(v4, h200, Problem::dense(4096, 4096, 4096, 4)).ok);
+  EXPECT_FALSE(can_run(v4, h200, Problem::dense(4097, 4097, 4097, 1)).ok);
+  EXPECT_TRUE(can_run(v1, h200, Problem::dense(4097, 4097, 4097, 1)).ok);
+  // cp.async needs compute capability 8.0.
+  DeviceInfo turing = h200;
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const Verdict old = can_run(v1, turing, Problem::dense(4096, 4096, 4096, 1));
+  EXPECT_FALSE(old.ok);
+  EXPECT_NE(old.reason.find("needs compute capability"), std::string::npos) << old.reason;
+}
+
+TEST(MultistageCanRun, EveryVariantFitsAnH200AndLaunchesWithTheTemplatesGeometry) {
+  const auto& f = detail::find_family("multistage");
+  const Problem p = Problem::dense(4100, 3000, 4096, 4);
+  for (const auto& v : variant_space("multistage")) {
+    EXPECT_TRUE(can_run(v, testing::synthetic_h200(), p).ok) << variant_name(v);
+    const int bm = v.param("bm"), bn = v.param("bn"), bk = v.param("bk"), st = v.param("st");
+    // STAGES of As[BK][BM + 4] and Bs[BK][BN].
+    EXPECT_EQ(f.shared_bytes(v), static_cast<std::size_t>(st * bk * (bm + 4 + bn)) * sizeof(float));
+    const detail::LaunchGeometry g = f.geometry(v, p);
+    EXPECT_EQ(g.dynamic_shared_bytes, f.shared_bytes(v));
+    // A warp per 64 x 64 tile of C; a block per BM x BN tile, the edge tiles included.
+    EXPECT_EQ(g.block[0], static_cast<unsigned>(bm / 64 * (bn / 64) * 32)) << variant_name(v);
+    EXPECT_EQ(g.grid[0], static_cast<unsigned>((3000 + bn - 1) / bn));
+    EXPECT_EQ(g.grid[1], static_cast<unsigned>((4100 + bm - 1) / bm));
+  }
+}
+
+TEST(MultistagePruning, LeavesOutShapesWhoseTilesWouldIdleMostSms) {
+  const auto& f = detail::find_family("multistage");
+  const DeviceInfo h200 = testing::synthetic_h200();
+  const Variant v = parse_variant("multistage_bm128_bn256_bk8_st4_v4");
+  // 1000^3: 8 x 4 tiles for 132 SMs.
+  const std::string hint = f.pruning_hint(v, h200, Problem::dense(1000, 1000, 1000, 4));
+  EXPECT_NE(hint.find("its 32 tiles leave more than half of the 132 SMs without a block"),
+            std::string::npos)
+      << hint;
+  // 2048^2: 16 x 8 tiles, almost one per SM.
+  EXPECT_EQ(f.pruning_hint(v, h200, Problem::dense(2048, 2048, 2048, 4)), "");
+}
+
+}  // namespace
+}  // namespace tilemm
