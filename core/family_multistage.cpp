@@ -2,7 +2,6 @@
 // cp.async through a ring of shared-memory stages, every warp a 64 x 64 tile of C. Its parameters
 // are the block tile, BK, the stage count and the width of B's copies; the measurements behind
 // them are in docs/kernels.md, and tests/test_multistage_family.cpp pins the space.
-#include <cstdint>
 #include <string>
 
 #include "family_registry.hpp"
@@ -58,17 +57,6 @@ LaunchGeometry multistage_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
-// Its tiles hold 16K to 32K outputs: where they leave most SMs without a block, the smaller
-// tiles and the split-K families, which fill the SMs, are the ones that can win.
-std::string multistage_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
-  const LaunchGeometry g = multistage_geometry(v, p);
-  const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
-  if (device.sm_count > 0 && 2 * tiles < static_cast<std::uint64_t>(device.sm_count))
-    return "its " + std::to_string(tiles) + " tiles leave more than half of the " +
-           std::to_string(device.sm_count) + " SMs without a block";
-  return {};
-}
-
 }  // namespace
 
 Family multistage_family() {
@@ -85,7 +73,6 @@ Family multistage_family() {
   f.geometry = multistage_geometry;
   f.shared_bytes = multistage_shared_bytes;
   f.required_alignment = vec_alignment;
-  f.pruning_hint = multistage_pruning_hint;
   return f;
 }
 
