@@ -33,6 +33,7 @@
 #include "tilemm/tilemm.hpp"
 #include "tflops.hpp"
 #include "tool_conventions.hpp"
+#include "trial_family.hpp"
 
 namespace {
 
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
                             std::cout, std::cerr);
   std::string shapes = "8192x8192x8192", contender_list = "cublas_fp32,cublas_tf32";
   double seconds = 5, pause_seconds = 2;
+  std::vector<std::string> trials;
   cli.app().add_option("--shapes", shapes, "M x N x K shapes (default: " + shapes + ")")->option_text("LIST");
   cli.app()
       .add_option("--contenders", contender_list,
@@ -97,11 +99,19 @@ int main(int argc, char** argv) {
                   "Idle seconds before each contender, so each starts from an idle GPU (default: 2)")
       ->option_text("S")
       ->check(tilemm::tool::number_between(0, 60));
-  cli.set_usage("tilemm-sustained-bench [--shapes LIST] [--contenders LIST] [--seconds S] [--pause-seconds S]");
+  cli.app()
+      .add_option("--trial", trials,
+                  "The family's variants compiled from FILE as well, named FAMILY + \"trial\" "
+                  "(multistagetrial_bm128_...), to time a template under work beside the embedded "
+                  "one; repeatable")
+      ->option_text("FAMILY=FILE");
+  cli.set_usage("tilemm-sustained-bench [--shapes LIST] [--contenders LIST] [--seconds S] [--pause-seconds S] [--trial FAMILY=FILE]...");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-sustained-bench --contenders cublas_tf32,tf32wgmma_bm256_bn128_bk32_st4_sp1_sk1_gm1\n"
       "  tilemm-sustained-bench --shapes 4096x4096x4096 --seconds 3\n"
+      "  tilemm-sustained-bench --trial multistage=work/multistage.cu --contenders \\\n"
+      "      multistage_bm128_bn256_bk8_st4_v4,multistagetrial_bm128_bn256_bk8_st4_v4\n"
       "\n"
       "Columns: milliseconds per launch of the first 10 launches and the median of 10-launch\n"
       "batches after the first second (sustained), TFLOP/s sustained, mean SM clock and board power\n"
@@ -114,6 +124,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> names = tilemm::bench::comma_separated(contender_list);
   if (names.empty()) return cli.usage_error("--contenders: name at least one contender");
   return cli.run([&] {
+    for (const auto& trial : trials) tilemm::bench::register_trial_family(trial);
     const auto todo = tilemm::cli::parse_shapes(shapes);
     if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
     const tilemm::DeviceInfo& device = tilemm::current_device();
