@@ -11,11 +11,13 @@
 // benchmark compiles it (detail::kernel_for), and its template hash is a placeholder.
 #pragma once
 
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
@@ -38,15 +40,17 @@ inline std::string register_trial_family(const std::string& spec, const std::str
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(option + ": cannot read '" + path + "'");
-  // Kept for the process: the registered template refers to these bytes.
-  auto* source = new std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (source->empty()) throw std::invalid_argument(option + ": '" + path + "' is empty");
+  std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (source.empty()) throw std::invalid_argument(option + ": '" + path + "' is empty");
   trial.name = family + "trial";
   for (const auto& f : detail::families())
     if (f.name == trial.name) throw std::invalid_argument(option + ": '" + family + "' is given twice");
-  auto* file = new std::string("trial-" + family + ".cu");
-  trial.template_file = *file;
-  detail::register_extra_family(trial, detail::EmbeddedTemplate{*file, *source, "trial, not hashed"});
+  // Kept for the process, like the registry itself: the registered template refers to these bytes.
+  static auto& kept = *new std::deque<std::string>;
+  const std::string& file = kept.emplace_back("trial-" + family + ".cu");
+  const std::string& bytes = kept.emplace_back(std::move(source));
+  trial.template_file = file;
+  detail::register_extra_family(trial, detail::EmbeddedTemplate{file, bytes, "trial, not hashed"});
   return trial.name;
 }
 
