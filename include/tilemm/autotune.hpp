@@ -43,8 +43,9 @@ struct Options {
   // not hold yet included: the budgeted search (docs/tuning.md) ranks the candidates by what this
   // device measured before and times only as many as fit, by successive halving. It may run past
   // the budget by the least screening (4 candidates) and by the final comparison of the best two,
-  // where that costs at most 5% of the budget. 0: the exhaustive search, every candidate timed in full (tens of seconds per shape). Must be >= 0
-  // (autotune() and gemm() throw InvalidArgument otherwise). Unset: budget_from_environment().
+  // where that costs at most 5% of the budget. 0: the exhaustive search, every candidate timed in
+  // full (tens of seconds per shape). Must be >= 0 (autotune() and gemm() throw InvalidArgument
+  // otherwise). Unset: budget_from_environment().
   double tune_budget_ms = budget_from_environment();
   // How accurately gemm() and autotune() compute (tilemm/precision.hpp): highest (FP32 FFMA,
   // the default), high (3xTF32 on tensor cores) or medium (one TF32 pass). A precision is tuned,
