@@ -10,6 +10,7 @@
 
 #include "family_launch.hpp"
 #include "family_registry.hpp"
+#include "split_k_rule.hpp"
 #include "warptile_tiles.hpp"
 
 namespace tilemm::detail {
