@@ -6,7 +6,6 @@
 #include <string>
 
 #include "family_registry.hpp"
-#include "split_k_rule.hpp"
 #include "warptile_tiles.hpp"
 
 namespace tilemm::detail {

@@ -2,15 +2,59 @@
 // cp.async through a ring of shared-memory stages, every warp a 64 x 64 tile of C. Its parameters
 // are the block tile, BK, the stage count and the width of B's copies; the measurements behind
 // them are in docs/kernels.md, and tests/test_multistage_family.cpp pins the space.
+#include <string>
+
 #include "family_registry.hpp"
-#include "multistage_tiles.hpp"
 #include "warptile_tiles.hpp"
 
 namespace tilemm::detail {
 namespace {
 
+constexpr int kWarpTile = 64;  // the template's warp tile, 64 x 64 of C
+
+struct MultistageTiles {
+  int bm, bn, bk, stages, vec;
+  explicit MultistageTiles(const Variant& v)
+      : bm(v.param("bm")), bn(v.param("bn")), bk(v.param("bk")), stages(v.param("st")),
+        vec(v.param("v")) {}
+  int threads() const { return (bm / kWarpTile) * (bn / kWarpTile) * 32; }
+};
+
+// The template's static_asserts, one for one and with the same reasons.
+std::string check_multistage(const Variant& v) {
+  const MultistageTiles t(v);
+  if (t.bm <= 0 || t.bn <= 0 || t.bm % kWarpTile != 0 || t.bn % kWarpTile != 0)
+    return "BM and BN are multiples of the 64 x 64 warp tile";
+  const int threads = t.threads();
+  if (threads != 128 && threads != 256)
+    return "BM * BN must be 2 or 4 warp tiles of 64 x 64: 128 or 256 threads per block";
+  if (t.vec != 1 && t.vec != 4)
+    return "VEC is 1 (4-byte copies of B, any alignment) or 4 (16-byte)";
+  if (t.bk <= 0 || t.bk % 8 != 0)
+    return "BK is a multiple of 8: A is copied in runs of 8 floats along K";
+  if (t.stages < 2) return "at least 2 stages: one multiplied while the next is copied";
+  if (t.bm % (threads / 8) != 0 || t.bm * t.bk % threads != 0)
+    return "the A tile (BM x BK) must split evenly into runs of 8 floats among the threads";
+  const int b_vecs_per_row = t.bn / t.vec;
+  if (threads % b_vecs_per_row != 0 || t.bk % (threads / b_vecs_per_row) != 0)
+    return "the B tile (BK x BN) must split into whole rows evenly among the threads";
+  if (threads == 128 && t.bk == 16 && t.vec == 1)
+    return "no BK 16 with 4-byte copies of B at 128 threads: ptxas spills their registers";
+  return {};
+}
+
+// STAGES of As[BK][BM + 4] and Bs[BK][BN], all dynamic shared memory.
+std::size_t multistage_shared_bytes(const Variant& v) {
+  const MultistageTiles t(v);
+  return static_cast<std::size_t>(t.stages) * static_cast<std::size_t>(t.bk) *
+         static_cast<std::size_t>(t.bm + 4 + t.bn) * sizeof(float);
+}
+
 LaunchGeometry multistage_geometry(const Variant& v, const Problem& p) {
-  return multistage_grid(v, p, multistage_stage_bytes(v));
+  const MultistageTiles t(v);
+  LaunchGeometry g = grid_over_c(p.M, p.N, t.bm, t.bn, static_cast<unsigned>(t.threads()), 1);
+  g.dynamic_shared_bytes = multistage_shared_bytes(v);
+  return g;
 }
 
 }  // namespace
@@ -24,10 +68,10 @@ Family multistage_family() {
               {"bk", "BK", {8, 16}},
               {"st", "STAGES", {3, 4}},
               {"v", "VEC", {1, 4}}};
-  f.check_params = check_multistage_tiles;
+  f.check_params = check_multistage;
   f.min_compute_capability = 80;  // cp.async
   f.geometry = multistage_geometry;
-  f.shared_bytes = multistage_stage_bytes;
+  f.shared_bytes = multistage_shared_bytes;
   f.required_alignment = vec_alignment;
   return f;
 }

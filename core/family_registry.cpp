@@ -36,9 +36,8 @@ std::vector<Family>& registry() {
   static auto& all = *new std::vector<Family>([] {
     std::vector<Family> list = {naive_family(),     tiled_family(),     warptile_family(),
                                 splitk_family(),    padded_family(),    clusterk_family(),
-                                multistage_family(), msclusterk_family(), gemvn_family(),
-                                gemvm_family(),     tf32mma_family(),   tf32wgmma_family(),
-                                tf32wgmmapad_family()};
+                                multistage_family(), gemvn_family(),    gemvm_family(),
+                                tf32mma_family(),   tf32wgmma_family(), tf32wgmmapad_family()};
     for (const auto& f : list) check_family(f);
     return list;
   }());

@@ -10,7 +10,6 @@
 
 #include "family_launch.hpp"
 #include "family_registry.hpp"
-#include "split_k_rule.hpp"
 #include "warptile_tiles.hpp"
 
 namespace tilemm::detail {

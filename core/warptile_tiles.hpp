@@ -1,6 +1,6 @@
 // The rules of kernel_templates/warptile.cu that its four families share (warptile, splitk,
 // clusterk, padded): the tile parameters, their validity, the launch geometry and the shared
-// memory of the GEMM kernel, and split-K's parameters (its pruning: split_k_rule.hpp).
+// memory of the GEMM kernel, and split-K's parameters and pruning.
 #pragma once
 
 #include <cstddef>
@@ -44,5 +44,10 @@ std::vector<ParamSpec> split_params(std::vector<int> slices);
 
 // check_warptile_tiles plus at least 2 slices.
 std::string check_split(const Variant& v);
+
+// Why splitting K cannot pay for `problem` (empty when it might): the unsplit tiles already give
+// every SM a block, or a slice keeps too little of K to amortize its tile loads. Elsewhere the
+// split variant is its warptile twin plus the cost of summing the slices.
+std::string split_k_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p);
 
 }  // namespace tilemm::detail

@@ -17,13 +17,6 @@
 // Expected to win where the large tiles give every SM whole waves of blocks; the tuner measures
 // it against the others.
 //
-// SPLIT_K > 1 makes the `msclusterk` kernel, for shapes whose tiles are too few for the SMs
-// (a narrow M or N, or a small square): the SPLIT_K blocks of one C tile form a thread block
-// cluster along grid.z (sm_90), block z multiplies its own run of K tiles, leaves its partial tile
-// in its shared memory (over the stages, which it no longer needs), and then sums rows
-// [z * BM / SPLIT_K, ...) of all the partials, in rank order, through distributed shared memory,
-// and writes them to C: one kernel, no workspace, no atomics, the same bits on every run.
-//
 // Edge tiles copy zeros for what lies outside M, N or K (cp.async's source size 0 fills the
 // destination with zeros and reads nothing) and guard their stores, so every M, N, K >= 0 and every
 // leading dimension >= the row length is correct. VEC == 4 copies B and stores C as float4: it
@@ -46,9 +39,6 @@
 #endif
 #ifndef VEC
 #define VEC 4
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
 #endif
 
 // Derived, not parameters: every warp computes a 64 x 64 tile of C; its lanes form a 4 x 8 grid
@@ -94,8 +84,6 @@ static_assert(kThreads % kBVecsPerRow == 0 && BK % kBRowStep == 0,
               "the B tile (BK x BN) must split into whole rows evenly among the threads");
 static_assert(!(kThreads == 128 && BK == 16 && VEC == 1),
               "no BK 16 with 4-byte copies of B at 128 threads: ptxas spills their registers");
-static_assert(SPLIT_K >= 1 && SPLIT_K <= 8,
-              "SPLIT_K is 1 (no split) to 8 blocks of a cluster: more than 8 is not portable");
 
 // 4 or 16 bytes from global to shared memory, asynchronously.
 static __device__ __forceinline__ void copy4(unsigned dst, const float* src) {
@@ -143,36 +131,7 @@ static __device__ __forceinline__ void store_scaled4(float* c, float alpha, floa
   *reinterpret_cast<float4*>(c) = out;
 }
 
-#if SPLIT_K > 1
-// Thread block cluster primitives as PTX (sm_90), so that the template needs no header. Every
-// thread of every block of the cluster arrives, then waits for all: the shared memory writes
-// before it are visible to the whole cluster after it.
-static __device__ __forceinline__ void cluster_barrier() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
-}
-// The address, in the cluster's shared window, of this block's shared address `local` in the
-// block of the cluster whose rank is `rank`.
-static __device__ __forceinline__ unsigned cluster_address(unsigned local, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-static __device__ __forceinline__ float4 cluster_load4(unsigned address) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(address)
-               : "memory");
-  return v;
-}
-// The cluster spans grid.z: the blocks of one C tile, whose ranks are their blockIdx.z.
-#define TILEMM_CLUSTER __cluster_dims__(1, 1, SPLIT_K)
-#else
-#define TILEMM_CLUSTER
-#endif
-
-extern "C" __global__ void __launch_bounds__(kThreads) TILEMM_CLUSTER
+extern "C" __global__ void __launch_bounds__(kThreads)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
@@ -254,26 +213,14 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         copy4_or_zeros(bd + row * BN * 4, src, static_cast<unsigned>(cols * 4));
     }
   };
-  const int all_k_tiles = K / BK + (K % BK != 0);  // not (K + BK - 1) / BK: K may be near 2^31
-#if SPLIT_K > 1
-  // This block's run of K tiles [t_begin, t_begin + k_tiles): whole tiles, so only the last run
-  // has a K edge; a run past the end is empty, and its partial is zeros.
-  const int per_split = all_k_tiles / SPLIT_K + (all_k_tiles % SPLIT_K != 0);
-  const int t_begin = min(all_k_tiles, static_cast<int>(blockIdx.z) * per_split);
-  const int k_tiles = min(all_k_tiles - t_begin, per_split);
-#else
-  const int t_begin = 0;
-  const int k_tiles = all_k_tiles;
-#endif
-  // Copies the block's K tile `t` (counted from t_begin) into stage `stage`.
-  auto copy_tile = [&](int t, int stage) {
-    const int tile = t_begin + t;
+  auto copy_tile = [&](int tile, int stage) {
     if (inside && K - tile * BK >= BK)
       copy_whole_tile(tile, stage);
     else
       copy_edge_tile(tile, stage);
   };
 
+  const int k_tiles = K / BK + (K % BK != 0);  // not (K + BK - 1) / BK: K may be near 2^31
   // The first STAGES tiles, one commit group each (empty past the last tile, so that every wait
   // below counts the same groups).
 #pragma unroll
@@ -345,57 +292,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
     }
   }
 
-#if SPLIT_K > 1
-  // This block's partial tile, P[BM][BN], over the stages (the family's shared bytes make room).
-  wait_copies<0>();  // the groups still counted are empty, but none may land on P
-  __syncthreads();   // every warp is done reading the last stage
-#pragma unroll
-  for (int i = 0; i < kIterM; ++i)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int j = 0; j < kIterN; ++j) {
-        const float* v = &acc[i * 4 + r][j * 4];
-        *reinterpret_cast<float4*>(smem + (frag_m + i * kSubM + r) * BN + frag_n + j * kSubN) =
-            make_float4(v[0], v[1], v[2], v[3]);
-      }
-  cluster_barrier();  // every partial of the cluster is complete
-
-  // Block z sums its share of the rows over the SPLIT_K partials in rank order, float4 columns
-  // across the threads, so that both the shared reads and the stores to C coalesce.
-  constexpr int kRowsPerBlock = (BM + SPLIT_K - 1) / SPLIT_K;
-  constexpr int kColumnGroups = BN / 4;
-  constexpr int kRowsPerPass = kThreads / kColumnGroups;
-  static_assert(kThreads % kColumnGroups == 0, "the float4 columns of a row split the block evenly");
-  unsigned partial[SPLIT_K];
-#pragma unroll
-  for (int z = 0; z < SPLIT_K; ++z) partial[z] = cluster_address(smem_base, static_cast<unsigned>(z));
-  const int col = (tid % kColumnGroups) * 4;
-  const int row_end = min(min(BM, rem_m), static_cast<int>(blockIdx.z + 1) * kRowsPerBlock);
-  for (int row = blockIdx.z * kRowsPerBlock + tid / kColumnGroups; row < row_end;
-       row += kRowsPerPass) {
-    const unsigned offset = static_cast<unsigned>((row * BN + col) * 4);
-    float4 sum = cluster_load4(partial[0] + offset);
-#pragma unroll
-    for (int z = 1; z < SPLIT_K; ++z) {
-      const float4 v = cluster_load4(partial[z] + offset);
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
-    float* const c = C + static_cast<long long>(m0 + row) * ldc + n0 + col;
-    if (VEC == 4 && col + 4 <= rem_n) {
-      store_scaled4(c, alpha, sum, beta);
-    } else {
-      const float s[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (col + e < rem_n) c[e] = beta == 0.0f ? alpha * s[e] : fmaf(alpha, s[e], beta * c[e]);
-    }
-  }
-  cluster_barrier();  // no block exits, freeing its partial, while another may still read it
-#else
 #pragma unroll
   for (int i = 0; i < kIterM; ++i)
 #pragma unroll
@@ -418,5 +314,4 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         }
       }
     }
-#endif
 }

@@ -1,18 +1,15 @@
-// The multistage and msclusterk families (one template) without a GPU: their spaces, the rules
-// their checks share with the template's static_asserts, and what can_run lets them serve and the
-// launch they ask for. multistage has no pruning hint: where its tiles fill under a quarter of the
-// SMs, the tuner's underfill rule leaves it out; msclusterk has split-K's.
+// The multistage family without a GPU: its space, the rules its check shares with the template's
+// static_asserts, and what can_run lets it serve and the launch it asks for. It has no pruning
+// hint: where its tiles fill under a quarter of the SMs, the tuner's underfill rule leaves it out.
 // Every variant compiling without spills: CompileEveryVariant (test_nvrtc_compile.cpp). On the
 // H200: EveryVariant and EveryFamily (test_gpu_correctness.cpp).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <set>
 #include <string>
 
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
-#include "split_k_rule.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
@@ -100,75 +97,6 @@ TEST(MultistageCanRun, EveryVariantFitsAnH200AndLaunchesWithTheTemplatesGeometry
     EXPECT_EQ(g.grid[0], static_cast<unsigned>((3000 + bn - 1) / bn));
     EXPECT_EQ(g.grid[1], static_cast<unsigned>((4100 + bm - 1) / bm));
   }
-}
-
-// msclusterk: multistage's three block tiles, BK and stages, float4 copies only, times 2, 4 and
-// 8 K slices; nothing refused (the tile that spills has 4-byte copies).
-TEST(MsclusterkSpace, IsMultistagesFloat4TilesTimesTheSlices) {
-  std::set<std::string> unsplit;
-  int count = 0;
-  for (const auto& v : variant_space("msclusterk")) {
-    ++count;
-    EXPECT_EQ(parse_variant(variant_name(v)), v);
-    EXPECT_EQ(precision_of(v), Precision::highest);
-    EXPECT_EQ(v.param("v"), 4);
-    EXPECT_TRUE(v.param("s") == 2 || v.param("s") == 4 || v.param("s") == 8) << variant_name(v);
-    // The same tiles as a multistage variant: drop "_s<n>" and the family's name.
-    std::string twin = variant_name(v);
-    twin = "multistage" + twin.substr(std::string("msclusterk").size(), twin.rfind("_s") - 10);
-    EXPECT_NO_THROW(parse_variant(twin)) << twin;
-    unsplit.insert(twin);
-  }
-  EXPECT_EQ(count, 3 * 2 * 2 * 3);
-  EXPECT_EQ(unsplit.size(), 12u);
-  EXPECT_FALSE(refusal("msclusterk_bm128_bn256_bk8_st4_v4_s16").empty());
-  EXPECT_FALSE(refusal("msclusterk_bm128_bn256_bk8_st4_v1_s2").empty());
-  const std::string_view source = detail::find_template("multistage.cu").source;
-  EXPECT_NE(source.find("SPLIT_K is 1 (no split) to 8 blocks of a cluster: more than 8 is not portable"),
-            std::string_view::npos);
-}
-
-TEST(MsclusterkCanRun, NeedsClustersAndGivesEachSliceABlockOfTheCluster) {
-  const DeviceInfo h200 = testing::synthetic_h200();
-  const auto& f = detail::find_family("msclusterk");
-  const Problem p = Problem::dense(8192, 132, 8192, 4);
-  for (const auto& v : variant_space("msclusterk")) {
-    EXPECT_TRUE(can_run(v, h200, p).ok) << variant_name(v) << ": " << can_run(v, h200, p).reason;
-    const int bm = v.param("bm"), bn = v.param("bn"), bk = v.param("bk"), st = v.param("st");
-    // The stages, or the BM x BN partial tile over them, whichever is larger.
-    const std::size_t stages = static_cast<std::size_t>(st * bk * (bm + 4 + bn)) * sizeof(float);
-    const std::size_t partial = static_cast<std::size_t>(bm * bn) * sizeof(float);
-    EXPECT_EQ(f.shared_bytes(v), std::max(stages, partial)) << variant_name(v);
-    const detail::LaunchGeometry g = f.geometry(v, p);
-    EXPECT_EQ(g.dynamic_shared_bytes, f.shared_bytes(v));
-    EXPECT_EQ(g.block[0], static_cast<unsigned>(bm / 64 * (bn / 64) * 32));
-    EXPECT_EQ(g.grid[0], static_cast<unsigned>((132 + bn - 1) / bn));
-    EXPECT_EQ(g.grid[1], static_cast<unsigned>((8192 + bm - 1) / bm));
-    EXPECT_EQ(g.grid[2], static_cast<unsigned>(v.param("s")));
-  }
-  const Variant v = parse_variant("msclusterk_bm128_bn128_bk16_st4_v4_s2");
-  EXPECT_FALSE(can_run(v, h200, Problem::dense(1000, 1000, 1000, 1)).ok);  // float4 copies
-  DeviceInfo ampere = h200;
-  ampere.cc_major = 8;
-  ampere.cc_minor = 0;
-  const Verdict old = can_run(v, ampere, Problem::dense(1000, 1000, 1000, 4));
-  EXPECT_FALSE(old.ok);
-  EXPECT_NE(old.reason.find("needs compute capability"), std::string::npos) << old.reason;
-}
-
-// Split-K's one rule, over the family's own tiles: where the unsplit grid fills the SMs, or a
-// slice would keep under 64 of K, the tuner need not try it.
-TEST(MsclusterkPruning, SplitsOnlyWhereTheTilesAreFewerThanTheSms) {
-  const DeviceInfo h200 = testing::synthetic_h200();
-  const Variant v = parse_variant("msclusterk_bm128_bn128_bk16_st4_v4_s2");
-  EXPECT_EQ(detail::split_k_pruning_hint(v, h200, Problem::dense(1000, 1000, 1000, 4)), "");
-  EXPECT_EQ(detail::split_k_pruning_hint(v, h200, Problem::dense(8192, 128, 8192, 4)), "");
-  const std::string full = detail::split_k_pruning_hint(v, h200, Problem::dense(2048, 2048, 2048, 4));
-  EXPECT_NE(full.find("256 tiles already give each of the 132 SMs a block"), std::string::npos)
-      << full;
-  const std::string short_k = detail::split_k_pruning_hint(
-      parse_variant("msclusterk_bm128_bn128_bk16_st4_v4_s8"), h200, Problem::dense(256, 256, 500, 4));
-  EXPECT_NE(short_k.find("under 64 per slice"), std::string::npos) << short_k;
 }
 
 }  // namespace
