@@ -144,6 +144,36 @@ std::size_t gemvm_shared_bytes(const Variant& v) {
   return (rows * per_row + block_sums + stage) * sizeof(float);
 }
 
+// gemvmring -----------------------------------------------------------------------------------
+// The wide gemvm with B through a ring in shared memory (B_RING groups of rows in flight per
+// warp): gemvm's rules, the wide shape only, plus the ring's depth "d".
+std::string check_gemvmring_params(const Variant& v) {
+  const int d = v.param("d");
+  if (d < 2 || d > 8 || v.param("m") < 8)
+    return "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only";
+  return check_gemvm_params(v);
+}
+
+// The ring: B_RING slots of kGroup (4) rows x kThreads x COLS floats (kRingFloats in skinny.cu).
+std::size_t gemvmring_ring_bytes(const Variant& v) {
+  return static_cast<std::size_t>(v.param("d")) * 4 * kThreads *
+         static_cast<std::size_t>(v.param("c")) * sizeof(float);
+}
+
+// gemvm's arrays and the ring, all dynamic shared memory.
+std::size_t gemvmring_shared_bytes(const Variant& v) {
+  return gemvm_shared_bytes(v) + gemvmring_ring_bytes(v);
+}
+
+LaunchGeometry gemvmring_geometry(const Variant& v, const Problem& p) {
+  LaunchGeometry g = gemvm_geometry(v, p);
+  g.dynamic_shared_bytes = gemvmring_shared_bytes(v);
+  return g;
+}
+
+// cp.async needs sm_80; the split variants' clusters sm_90.
+int gemvmring_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 80; }
+
 Family skinny_family(std::string name, std::vector<ParamSpec> params,
                      std::string (*check_params)(const Variant&),
                      LaunchGeometry (*geometry)(const Variant&, const Problem&),
@@ -182,6 +212,18 @@ Family gemvm_family() {
       "gemvm",
       {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
       check_gemvm_params, gemvm_geometry, gemvm_shared_bytes, check_gemvm_problem);
+}
+
+Family gemvmring_family() {
+  // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 or 8 groups of
+  // rows ahead: more bytes in flight per block where few blocks must read all of B.
+  Family f = skinny_family(
+      "gemvmring",
+      {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
+       {"d", "B_RING", {4, 8}}},
+      check_gemvmring_params, gemvmring_geometry, gemvmring_shared_bytes, check_gemvm_problem);
+  f.variant_min_compute_capability = gemvmring_min_compute_capability;
+  return f;
 }
 
 }  // namespace tilemm::detail

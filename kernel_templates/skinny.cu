@@ -23,6 +23,10 @@
 //    transaction), 4 consecutive k at a time.
 //  At MAX_N or MAX_M = 8 and 16 both shapes are "wide": the small operand is staged in shared
 //  memory once per block and reused from registers (see kWide in each section).
+//  B_RING > 0 (gemvmring family, wide gemvm only) streams B through shared memory instead of
+//  registers: each thread copies its own columns of the next B_RING groups of rows with cp.async
+//  and later reads back only what it copied, so no barrier guards the ring, and a block keeps
+//  B_RING groups of B in flight where the registers hold two (see stream_columns_ring).
 //
 // Load widths are chosen at run time, not by the problem's alignment class: every variant runs
 // every problem, and takes its float4 (or float2) path when the actual pointer and leading
@@ -54,6 +58,9 @@
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1
+#endif
+#ifndef B_RING
+#define B_RING 0
 #endif
 
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4 || SPLIT_K == 8,
@@ -750,12 +757,140 @@ static __device__ __forceinline__ void stream_columns_staged(float (&acc)[MAX_M]
   }
 }
 
+#if B_RING
+// The ring (B_RING > 0): B_RING slots of one group each, slot [row][thread][COLS] floats, so that
+// a warp's copies and reads of one row are 512 consecutive bytes (conflict-free). Only the wide
+// shape streams through it: its COLS = 4 columns per lane are one 16-byte copy per row.
+static_assert(B_RING == 0 || (kWide && B_RING >= 2 && B_RING <= 8),
+              "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only");
+constexpr int kSlotFloats = kGroup * kThreads * COLS;
+constexpr int kRingFloats = B_RING * kSlotFloats;
+
+static __device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long address;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(p));
+  return static_cast<unsigned>(address);
+}
+// 16 or 4 bytes from global to shared memory, asynchronously, of which only the first `bytes`
+// are read and the rest are zeros (0: reads nothing).
+static __device__ __forceinline__ void copy16_or_zeros(unsigned dst, const float* src,
+                                                       unsigned bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+               : "memory");
+}
+static __device__ __forceinline__ void copy4_or_zeros(unsigned dst, const float* src,
+                                                      unsigned bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+               : "memory");
+}
+static __device__ __forceinline__ void commit_copies() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Waits until at most `kPending` of this thread's committed copy groups are still in flight.
+template <int kPending>
+static __device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Copies this thread's columns of rows [g0, g0 + kGroup) of B into `slot`: the same columns as
+// load_group's (lane_column), zeros for rows at or past k_end and columns past N (never stored).
+template <bool kVecB>
+static __device__ __forceinline__ void copy_group(float* slot, const float* B, long long ldb,
+                                                  long long col0, int N, long long g0,
+                                                  long long k_end, int lane) {
+  float* const mine = slot + threadIdx.x * COLS;
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g) {
+    const long long k = g0 + g;
+    const float* row = B + k * ldb + col0;
+    const unsigned dst = shared_address(mine + g * kThreads * COLS);
+    if constexpr (kVecB) {
+      // Aligned rows: one copy of the lane's 4 columns, cut short at N.
+      const long long left = static_cast<long long>(N) - col0 - lane * 4;
+      const int floats = k < k_end ? static_cast<int>(min(max(left, 0LL), 4LL)) : 0;
+      copy16_or_zeros(dst, floats > 0 ? row + lane * 4 : B, static_cast<unsigned>(floats * 4));
+    } else {
+#pragma unroll
+      for (int e = 0; e < COLS; ++e) {
+        const int c = lane_column<false>(lane, e);
+        const bool in = k < k_end && col0 + c < N;
+        copy4_or_zeros(dst + e * 4, in ? row + c : B, in ? 4u : 0u);
+      }
+    }
+  }
+}
+
+// stream_columns_staged with B through the ring: each warp copies its groups B_RING ahead of the
+// FMAs; a thread waits for its own oldest copy, reads it back, multiplies, and refills that slot
+// with the group B_RING further on (after the FMAs have consumed what it read). The stages of A
+// and their barriers are stream_columns_staged's.
+template <bool kVecA, bool kVecB>
+static __device__ __forceinline__ void stream_columns_ring(float (&acc)[MAX_M][COLS], KSlice slice,
+                                                           int warp, int lane, const float* A,
+                                                           long long lda, int M, const float* B,
+                                                           long long ldb, long long col0, int N,
+                                                           float* stage, float* ring) {
+  constexpr long long kStep = static_cast<long long>(kWarps) * kGroup;
+  const int am = threadIdx.x / (kStageK / 4);
+  const int am_k = threadIdx.x % (kStageK / 4) * 4;
+  const float* a_row = A + static_cast<long long>(min(am, M - 1)) * lda;  // rows past M: M - 1
+  float4 next_a = load_a4<kVecA>(a_row, slice.begin + am_k, slice.end);
+  // The next group to copy; every commit group is one group of B (empty past the slice, so
+  // that every wait counts the same groups).
+  long long g_copy = slice.begin + static_cast<long long>(warp) * kGroup;
+#pragma unroll
+  for (int r = 0; r < B_RING; ++r) {
+    copy_group<kVecB>(ring + r * kSlotFloats, B, ldb, col0, N, g_copy, slice.end, lane);
+    commit_copies();
+    g_copy += kStep;
+  }
+  int slot = 0;
+  const float* const mine = ring + threadIdx.x * COLS;
+  for (long long s0 = slice.begin; s0 < slice.end; s0 += kStageK) {
+    __syncthreads();  // every warp is done with the previous stage
+    *reinterpret_cast<float4*>(stage + am * kStageK + am_k) = next_a;
+    __syncthreads();
+    if (s0 + kStageK < slice.end) next_a = load_a4<kVecA>(a_row, s0 + kStageK + am_k, slice.end);
+#pragma unroll
+    for (int j = 0; j < kGroupsPerStage; ++j) {
+      wait_copies<B_RING - 1>();  // the oldest of this thread's groups has landed
+      BGroup b;
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) {
+        const float* const row = mine + slot * kSlotFloats + g * kThreads * COLS;
+        const float4 v = *reinterpret_cast<const float4*>(row);
+        b.v[g][0] = v.x;
+        b.v[g][1] = v.y;
+        b.v[g][2] = v.z;
+        b.v[g][3] = v.w;
+      }
+      multiply_staged(acc, b, stage, (j * kWarps + warp) * kGroup);
+      copy_group<kVecB>(ring + slot * kSlotFloats, B, ldb, col0, N, g_copy, slice.end, lane);
+      commit_copies();
+      g_copy += kStep;
+      slot = slot + 1 == B_RING ? 0 : slot + 1;
+    }
+  }
+  wait_copies<0>();  // the copies past the slice are empty, but none may land after the kernel
+}
+#endif
+
 template <bool kVecB>
 static __device__ __forceinline__ void stream_columns_a(float (&acc)[MAX_M][COLS], KSlice slice,
                                                         int warp, int lane, const float* A,
                                                         long long lda, int M, const float* B,
                                                         long long ldb, long long col0, int N,
-                                                        float* a_stage) {
+                                                        float* a_stage, float* ring) {
+#if B_RING
+  if (aligned_rows(A, lda, 4))
+    stream_columns_ring<true, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage,
+                                     ring);
+  else
+    stream_columns_ring<false, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage,
+                                      ring);
+  return;
+#endif
+  (void)ring;
   if constexpr (kWide) {
     if (aligned_rows(A, lda, 4))
       stream_columns_staged<true, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N,
@@ -774,9 +909,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) TILEMM_CLUSTE
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
+#if B_RING
+  // All dynamic (the ring alone exceeds the 48 KiB of static shared memory): the warps' sums, the
+  // stage of A, the ring, and with a split the block's sums; each a multiple of 4 floats.
+  extern __shared__ float4 dynamic_smem4[];
+  float* const warp_sums = reinterpret_cast<float*>(dynamic_smem4);
+  float* const a_stage = warp_sums + kWarps * kReduceRows * kColumns;
+  float* const ring = a_stage + MAX_M * kStageK;
+#if SPLIT_K > 1
+  float* const block_sums = ring + kRingFloats;
+#endif
+#else
   __shared__ float warp_sums[kWarps * kReduceRows * kColumns];
 #if SPLIT_K > 1
   __shared__ float block_sums[kOutputs];
+#endif
+  // The wide shape's stage of A (one float4 per thread), unused by the others.
+  __shared__ __align__(16) float a_stage[kWide ? MAX_M * kStageK : 4];
+  float* const ring = nullptr;
 #endif
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -785,12 +935,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
   float acc[MAX_M][COLS] = {};
   const bool b_vec = COLS > 1 && aligned_rows(B, ldb, COLS);
-  // The wide shape's stage of A (one float4 per thread), unused by the others.
-  __shared__ __align__(16) float a_stage[kWide ? MAX_M * kStageK : 4];
   if (b_vec)
-    stream_columns_a<(COLS > 1)>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage);
+    stream_columns_a<(COLS > 1)>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage, ring);
   else
-    stream_columns_a<false>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage);
+    stream_columns_a<false>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage, ring);
 
   // The warps' sums, kReduceRows rows of C at a time, summed in warp order.
   auto wanted = [&](int o) { return o / kColumns < M && col0 + o % kColumns < N; };

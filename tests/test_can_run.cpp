@@ -167,13 +167,13 @@ TEST(CanRun, SkinnySpacesStaySmall) {
 // can_run() and the loader's shared-memory opt-in go by the family's shared_bytes(); a kernel
 // with dynamic shared memory launched with less writes past it (clusterk's partial tile is larger
 // than its stages, and a launch with the stages' size was an illegal address on the H200).
-// Families with static shared arrays (naive, tiled) launch with none.
+// Families with static shared arrays (naive, tiled, gemvm, gemvn) launch with none.
 TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
   for (const auto& v : variant_space()) {
     const detail::Family& family = detail::find_family(v.family);
     const bool dynamic = family.template_file == "warptile.cu" || family.template_file == "tf32mma.cu" ||
                          family.template_file == "tf32wgmma.cu" ||
-                         family.template_file == "multistage.cu";
+                         family.template_file == "multistage.cu" || family.name == "gemvmring";
     for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(37, 5, 3000, 1)})
       EXPECT_EQ(family.geometry(v, p).dynamic_shared_bytes, dynamic ? family.shared_bytes(v) : 0)
           << variant_name(v);

@@ -43,7 +43,7 @@ using tilemm::bench::Set;
 using tilemm::bench::time_ms;
 
 // The variants to time on a problem: those named (each must run it at its own precision), or
-// with none named every variant of gemvm and gemvn that can.
+// with none named every variant of gemvm, gemvmring and gemvn that can.
 std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
                                         const tilemm::Problem& problem) {
   const tilemm::DeviceInfo& device = tilemm::current_device();
@@ -55,7 +55,7 @@ std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
     }
     return out;
   }
-  for (const char* family : {"gemvm", "gemvn"})
+  for (const char* family : {"gemvm", "gemvmring", "gemvn"})
     for (const auto& v : tilemm::variant_space(family))
       if (tilemm::can_run(v, device, problem)) out.push_back(v);
   return out;
@@ -89,8 +89,8 @@ void load_in_parallel(const std::vector<tilemm::Variant>& variants) {
 
 int main(int argc, char** argv) {
   tilemm::tool::ToolCli cli("tilemm-skinny-probe",
-                            "Times the skinny kernel families (gemvm, gemvn) variant by variant "
-                            "against cuBLAS FP32, L2-cold and L2-warm.\n",
+                            "Times the skinny kernel families (gemvm, gemvmring, gemvn) variant by "
+                            "variant against cuBLAS FP32, L2-cold and L2-warm.\n",
                             std::cout, std::cerr);
   tilemm::bench::ShapeOptions options(cli.app(), "", 20);
   // M = 1 / N = 1 with the other two in the thousands (the bandwidth target), M or N =
@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
   std::string variant_list;
   cli.app()
       .add_option("--variants", variant_list,
-                  "Comma-separated variant names to time (default: every gemvm and gemvn variant "
-                  "that can run the shape)")
+                  "Comma-separated variant names to time (default: every gemvm, gemvmring and "
+                  "gemvn variant that can run the shape)")
       ->option_text("LIST");
   cli.set_usage("tilemm-skinny-probe [--shapes LIST] [--variants LIST] [--ms-per-case MS]");
   cli.set_footer(
