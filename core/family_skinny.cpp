@@ -151,7 +151,11 @@ std::string check_gemvmring_params(const Variant& v) {
   const int d = v.param("d");
   if (d < 2 || d > 8 || v.param("m") < 8)
     return "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only";
-  return check_gemvm_params(v);
+  if (!one_of(v.param("m"), {8, 16})) return "MAX_M is 1, 2, 4, 8 or 16";
+  if (!one_of(v.param("c"), {1, 2, 4})) return "COLS is 1, 2 or 4 columns of B per lane";
+  if (!one_of(v.param("s"), {1, 2, 4, 8}))
+    return "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable";
+  return {};
 }
 
 // The ring: B_RING slots of kGroup (4) rows x kThreads x COLS floats (kRingFloats in skinny.cu).
@@ -216,10 +220,12 @@ Family gemvm_family() {
 
 Family gemvmring_family() {
   // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 or 8 groups of
-  // rows ahead: more bytes in flight per block where few blocks must read all of B.
+  // rows ahead: more bytes in flight per block where few blocks must read all of B. Without
+  // registers to hold B, a lane may own 1 or 2 columns as well as 4, for 2 or 4 times the
+  // blocks where N is a few hundred.
   Family f = skinny_family(
       "gemvmring",
-      {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
+      {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
        {"d", "B_RING", {4, 8}}},
       check_gemvmring_params, gemvmring_geometry, gemvmring_shared_bytes, check_gemvm_problem);
   f.variant_min_compute_capability = gemvmring_min_compute_capability;

@@ -561,9 +561,9 @@ static_assert(MAX_M == 1 || MAX_M == 2 || MAX_M == 4 || MAX_M == 8 || MAX_M == 1
 static_assert(COLS == 1 || COLS == 2 || COLS == 4, "COLS is 1, 2 or 4 columns of B per lane");
 // MAX_M >= 8 is the wide shape (below): A staged in shared memory, 4 columns of B per lane.
 constexpr bool kWide = MAX_M >= 8;
-static_assert(kWide ? COLS == 4 : COLS == 1 || COLS * MAX_M <= 4,
-              "COLS is 4 where MAX_M >= 8 (the wide shape); below, COLS above 1 only where "
-              "COLS x MAX_M <= 4: more accumulators do not fit the registers of 4 blocks per SM");
+static_assert(kWide ? COLS == 4 || B_RING > 0 : COLS == 1 || COLS * MAX_M <= 4,
+              "COLS is 4 where MAX_M >= 8 (the wide shape; any with B_RING); below, COLS above 1 "
+              "only where COLS x MAX_M <= 4: more accumulators do not fit the registers of 4 blocks per SM");
 constexpr int kColumns = 32 * COLS;  // columns of a block
 // Consecutive rows of B per warp and group: 8 where a lane has one column and A few rows, else
 // 4 (4 to 16 floats per lane), with the next group's in flight; a multiple of 4, so
@@ -759,8 +759,8 @@ static __device__ __forceinline__ void stream_columns_staged(float (&acc)[MAX_M]
 
 #if B_RING
 // The ring (B_RING > 0): B_RING slots of one group each, slot [row][thread][COLS] floats, so that
-// a warp's copies and reads of one row are 512 consecutive bytes (conflict-free). Only the wide
-// shape streams through it: its COLS = 4 columns per lane are one 16-byte copy per row.
+// a warp's copies and reads of one row are consecutive bytes (conflict-free). Only the wide shape
+// streams through it; a lane's COLS columns of a row are one copy of 4, 8 or 16 bytes.
 static_assert(B_RING == 0 || (kWide && B_RING >= 2 && B_RING <= 8),
               "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only");
 constexpr int kSlotFloats = kGroup * kThreads * COLS;
@@ -773,15 +773,16 @@ static __device__ __forceinline__ unsigned shared_address(const void* p) {
 }
 // 16 or 4 bytes from global to shared memory, asynchronously, of which only the first `bytes`
 // are read and the rest are zeros (0: reads nothing).
-static __device__ __forceinline__ void copy16_or_zeros(unsigned dst, const float* src,
-                                                       unsigned bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void copy4_or_zeros(unsigned dst, const float* src,
-                                                      unsigned bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
+template <int kBytes>
+static __device__ __forceinline__ void copy_or_zeros(unsigned dst, const float* src,
+                                                     unsigned bytes) {
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                 "n"(kBytes), "r"(bytes)
+                 : "memory");
 }
 static __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -805,16 +806,18 @@ static __device__ __forceinline__ void copy_group(float* slot, const float* B, l
     const float* row = B + k * ldb + col0;
     const unsigned dst = shared_address(mine + g * kThreads * COLS);
     if constexpr (kVecB) {
-      // Aligned rows: one copy of the lane's 4 columns, cut short at N.
-      const long long left = static_cast<long long>(N) - col0 - lane * 4;
-      const int floats = k < k_end ? static_cast<int>(min(max(left, 0LL), 4LL)) : 0;
-      copy16_or_zeros(dst, floats > 0 ? row + lane * 4 : B, static_cast<unsigned>(floats * 4));
+      // Aligned rows: one copy of the lane's COLS columns, cut short at N.
+      const long long left = static_cast<long long>(N) - col0 - lane * COLS;
+      const long long most = COLS;
+      const int floats = k < k_end ? static_cast<int>(min(max(left, 0LL), most)) : 0;
+      copy_or_zeros<COLS * 4>(dst, floats > 0 ? row + lane * COLS : B,
+                              static_cast<unsigned>(floats * 4));
     } else {
 #pragma unroll
       for (int e = 0; e < COLS; ++e) {
         const int c = lane_column<false>(lane, e);
         const bool in = k < k_end && col0 + c < N;
-        copy4_or_zeros(dst + e * 4, in ? row + c : B, in ? 4u : 0u);
+        copy_or_zeros<4>(dst + e * 4, in ? row + c : B, in ? 4u : 0u);
       }
     }
   }
@@ -858,11 +861,19 @@ static __device__ __forceinline__ void stream_columns_ring(float (&acc)[MAX_M][C
 #pragma unroll
       for (int g = 0; g < kGroup; ++g) {
         const float* const row = mine + slot * kSlotFloats + g * kThreads * COLS;
-        const float4 v = *reinterpret_cast<const float4*>(row);
-        b.v[g][0] = v.x;
-        b.v[g][1] = v.y;
-        b.v[g][2] = v.z;
-        b.v[g][3] = v.w;
+        if constexpr (COLS == 4) {
+          const float4 v = *reinterpret_cast<const float4*>(row);
+          b.v[g][0] = v.x;
+          b.v[g][1] = v.y;
+          b.v[g][2] = v.z;
+          b.v[g][3] = v.w;
+        } else if constexpr (COLS == 2) {
+          const float2 v = *reinterpret_cast<const float2*>(row);
+          b.v[g][0] = v.x;
+          b.v[g][1] = v.y;
+        } else {
+          b.v[g][0] = row[0];
+        }
       }
       multiply_staged(acc, b, stage, (j * kWarps + warp) * kGroup);
       copy_group<kVecB>(ring + slot * kSlotFloats, B, ldb, col0, N, g_copy, slice.end, lane);
@@ -888,8 +899,7 @@ static __device__ __forceinline__ void stream_columns_a(float (&acc)[MAX_M][COLS
   else
     stream_columns_ring<false, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N, a_stage,
                                       ring);
-  return;
-#endif
+#else
   (void)ring;
   if constexpr (kWide) {
     if (aligned_rows(A, lda, 4))
@@ -903,6 +913,7 @@ static __device__ __forceinline__ void stream_columns_a(float (&acc)[MAX_M][COLS
   } else {
     stream_columns<false, kVecB>(acc, slice, warp, lane, A, lda, M, B, ldb, col0, N);
   }
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) TILEMM_CLUSTER
