@@ -219,14 +219,15 @@ Family gemvm_family() {
 }
 
 Family gemvmring_family() {
-  // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 or 8 groups of
-  // rows ahead: more bytes in flight per block where few blocks must read all of B. Without
+  // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 groups of rows
+  // ahead (8 measured slower on every shape: docs/kernels.md): more bytes in flight per block
+  // where few blocks must read all of B. Without
   // registers to hold B, a lane may own 1 or 2 columns as well as 4, for 2 or 4 times the
   // blocks where N is a few hundred.
   Family f = skinny_family(
       "gemvmring",
       {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
-       {"d", "B_RING", {4, 8}}},
+       {"d", "B_RING", {4}}},
       check_gemvmring_params, gemvmring_geometry, gemvmring_shared_bytes, check_gemvm_problem);
   f.variant_min_compute_capability = gemvmring_min_compute_capability;
   return f;

@@ -596,27 +596,26 @@ TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
     const int m = r.M > 8 ? 16 : 8;
     for (int c : {1, 2, 4})
-      for (int s : {1, 2, 8})
-        for (int d : {4, 8}) {
-          if (s > 1 && cc < 90) continue;
-          const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s);
-          const std::string ring = "gemvmring_m" + std::to_string(m) + "_c" + std::to_string(c) +
-                                   "_s" + std::to_string(s) + "_d" + std::to_string(d);
-          SCOPED_TRACE(ring + " at " + std::to_string(r.M) + "x" + std::to_string(r.N) + "x" +
-                       std::to_string(r.K));
-          auto run = [&](const std::string& name) {
-            return problem.run(
-                [&](const GemmArgs& args) { run_variant(parse_variant(name), args); }, name);
-          };
-          const auto want = run(plain);
-          const auto got = run(ring);
-          std::int64_t different = 0;
-          for (std::size_t e = 0; e < got.size(); ++e)
-            if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
-          EXPECT_EQ(different, 0) << "elements that differ from " << plain;
-          const auto check = problem.check(got);
-          EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
-        }
+      for (int s : {1, 2, 8}) {
+        if (s > 1 && cc < 90) continue;
+        const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s);
+        const std::string ring = "gemvmring_m" + std::to_string(m) + "_c" + std::to_string(c) +
+                                 "_s" + std::to_string(s) + "_d4";
+        SCOPED_TRACE(ring + " at " + std::to_string(r.M) + "x" + std::to_string(r.N) + "x" +
+                     std::to_string(r.K));
+        auto run = [&](const std::string& name) {
+          return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
+                             name);
+        };
+        const auto want = run(plain);
+        const auto got = run(ring);
+        std::int64_t different = 0;
+        for (std::size_t e = 0; e < got.size(); ++e)
+          if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
+        EXPECT_EQ(different, 0) << "elements that differ from " << plain;
+        const auto check = problem.check(got);
+        EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+      }
   }
 }
 
