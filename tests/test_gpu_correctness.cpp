@@ -227,6 +227,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // Alignment class 4 (the float4 variants run) at sizes off every tile.
                       Case{96, 80, 72}, Case{260, 196, 132}, Case{516, 1028, 36, 0.5f, -1.0f},
                       Case{4, 4, 4}, Case{4, 8, 1000}, Case{1004, 12, 4},
+                      // M of 9 to 16 (gemvm's and gemvmring's wide shape, every tiled family's
+                      // partial row of tiles), N off every block of columns.
+                      Case{13, 300, 200},
                       // More tiles than an H200 has SMs for every tf32wgmma tile, not in whole
                       // waves: persistent blocks (sk 1) cut tiles in K and hand partial sums on.
                       Case{3076, 1540, 68, 1.25f, 0.5f}),
