@@ -146,7 +146,7 @@ std::size_t gemvm_shared_bytes(const Variant& v) {
 
 // gemvmring -----------------------------------------------------------------------------------
 // The wide gemvm with B through a ring in shared memory (B_RING groups of rows in flight per
-// warp): gemvm's rules, the wide shape only, plus the ring's depth "d".
+// warp). The template's static_asserts for it: the wide shape only, any COLS, the ring's depth.
 std::string check_gemvmring_params(const Variant& v) {
   const int d = v.param("d");
   if (d < 2 || d > 8 || v.param("m") < 8)
@@ -221,9 +221,8 @@ Family gemvm_family() {
 Family gemvmring_family() {
   // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 groups of rows
   // ahead (8 measured slower on every shape: docs/kernels.md): more bytes in flight per block
-  // where few blocks must read all of B. Without
-  // registers to hold B, a lane may own 1 or 2 columns as well as 4, for 2 or 4 times the
-  // blocks where N is a few hundred.
+  // where few blocks must read all of B. Without registers to hold B, a lane may own 1 or 2
+  // columns as well as 4, for 4 or 2 times the blocks where N is a few hundred.
   Family f = skinny_family(
       "gemvmring",
       {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},

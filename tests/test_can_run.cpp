@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "family_registry.hpp"
+#include "kernel_sources.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/variant.hpp"
@@ -162,6 +164,49 @@ TEST(CanRun, SkinnySpacesStaySmall) {
     EXPECT_GE(space.size(), 20u) << family;
     EXPECT_LE(space.size(), 32u) << family;
   }
+}
+
+// gemvmring serves gemvm's wide extents (M 5 to 16) on every alignment class (its load widths
+// are chosen at run time), N in blocks of 32 x c columns; its ring is dynamic shared memory on top
+// of gemvm's arrays (d groups of 4 rows x 256 threads x c floats); cp.async needs compute
+// capability 8.0 and its splits 9.0; and its check refuses with the template's own reasons.
+TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
+  const auto h200 = synthetic_h200();
+  auto a100 = h200;
+  a100.cc_major = 8;
+  a100.cc_minor = 0;
+  auto turing = h200;
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const detail::Family& ring = detail::find_family("gemvmring");
+  const detail::Family& plain = detail::find_family("gemvm");
+  for (const auto& v : variant_space("gemvmring")) {
+    const int m = v.param("m"), c = v.param("c"), s = v.param("s"), d = v.param("d");
+    for (std::int64_t M = 1; M <= 17; ++M) {
+      const Problem p = Problem::dense(M, 4097, 4099, 4);  // odd leading dimensions: class 1
+      EXPECT_EQ(can_run(v, h200, p).ok, M <= m && M > m / 2) << variant_name(v) << " at M " << M;
+    }
+    const Problem p = Problem::dense(m, 1000, 512, 4);
+    const detail::LaunchGeometry g = ring.geometry(v, p);
+    EXPECT_EQ(g.grid[0], static_cast<unsigned>((1000 + 32 * c - 1) / (32 * c))) << variant_name(v);
+    EXPECT_EQ(g.grid[2], static_cast<unsigned>(s));
+    EXPECT_EQ(g.dynamic_shared_bytes, ring.shared_bytes(v));
+    EXPECT_LE(ring.shared_bytes(v), 227u * 1024u);
+    if (c == 4) {
+      const Variant twin = parse_variant("gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s));
+      EXPECT_EQ(ring.shared_bytes(v) - plain.shared_bytes(twin),
+                static_cast<std::size_t>(d) * 4 * 256 * 4 * sizeof(float))
+          << variant_name(v);
+    }
+    EXPECT_TRUE(refused_because(can_run(v, turing, p), "needs compute capability")) << variant_name(v);
+    EXPECT_EQ(can_run(v, a100, p).ok, s == 1) << variant_name(v);
+  }
+  const std::string_view source = detail::find_template("skinny.cu").source;
+  EXPECT_NE(source.find("B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape "
+                        "(MAX_M >= 8) only"),
+            std::string_view::npos);
+  EXPECT_THROW(parse_variant("gemvmring_m4_c1_s1_d4"), InvalidArgument);  // not a wide extent
+  EXPECT_THROW(parse_variant("gemvmring_m16_c4_s1_d8"), InvalidArgument);  // not in the space
 }
 
 // can_run() and the loader's shared-memory opt-in go by the family's shared_bytes(); a kernel
