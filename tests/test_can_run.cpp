@@ -193,12 +193,14 @@ TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
     EXPECT_EQ(g.dynamic_shared_bytes, ring.shared_bytes(v));
     EXPECT_LE(ring.shared_bytes(v), 227u * 1024u);
     if (c == 4) {
-      const Variant twin = parse_variant("gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s));
+      const Variant twin =
+          parse_variant("gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s));
       EXPECT_EQ(ring.shared_bytes(v) - plain.shared_bytes(twin),
                 static_cast<std::size_t>(d) * 4 * 256 * 4 * sizeof(float))
           << variant_name(v);
     }
-    EXPECT_TRUE(refused_because(can_run(v, turing, p), "needs compute capability")) << variant_name(v);
+    EXPECT_TRUE(refused_because(can_run(v, turing, p), "needs compute capability"))
+        << variant_name(v);
     EXPECT_EQ(can_run(v, a100, p).ok, s == 1) << variant_name(v);
   }
   const std::string_view source = detail::find_template("skinny.cu").source;
