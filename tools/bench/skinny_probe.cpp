@@ -1,10 +1,10 @@
-// tilemm-skinny-probe: the skinny families (gemvm: M <= 16, gemvn: N <= 16) against cuBLAS
-// pedantic FP32 on given shapes, variant by variant, to choose their parameters. Each contender
-// is timed L2-cold (inputs rotated through copies that together exceed the L2 several times, as
-// tilemm-bench does) and L2-warm (one copy, launched again and again), and reported with the
-// bandwidth of the bytes no kernel can avoid (A, B and C once each) and cuBLAS's time over its
-// own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures;
-// it changes nothing: which parameters the families keep is decided from what it prints.
+// tilemm-skinny-probe: the skinny families (gemvm and gemvmring: M <= 16, gemvn: N <= 16) against
+// cuBLAS pedantic FP32 on given shapes, variant by variant, to choose their parameters. Each
+// contender is timed L2-cold (inputs rotated through copies that together exceed the L2 several
+// times, as tilemm-bench does) and L2-warm (one copy, launched again and again), and reported with
+// the bandwidth of the bytes no kernel can avoid (A, B and C once each) and cuBLAS's time over its
+// own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures; it
+// changes nothing: which parameters the families keep is decided from what it prints.
 // --variants may name any family's variants, the tensor-core ones then run at their own precision.
 //
 // A variant is loaded once and then launched through the path gemm() takes after its first call
