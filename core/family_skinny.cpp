@@ -25,15 +25,16 @@ bool one_of(int value, std::initializer_list<int> allowed) {
 }
 
 // The static_asserts the two shapes share, with the template's reasons. `per_lane` is ROWS
-// (gemvn) or COLS (gemvm), `extent` MAX_N or MAX_M.
+// (gemvn) or COLS (gemvm), `extent` MAX_N or MAX_M. `b_ring` (gemvmring's B_RING) lifts the wide
+// shape's width of 4: with B out of the registers any width fits.
 std::string check_split_and_width(const Variant& v, const char* per_lane_macro, int per_lane,
-                                  const char* extent_macro, int extent) {
+                                  const char* extent_macro, int extent, bool b_ring = false) {
   if (!one_of(v.param("s"), {1, 2, 4, 8}))
     return "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable";
   if (!one_of(per_lane, {1, 2, 4}))
     return std::string(per_lane_macro) + " is 1, 2 or 4";
   if (extent >= 8) {
-    if (per_lane != 4)
+    if (per_lane != 4 && !b_ring)
       return std::string(per_lane_macro) + " is 4 where " + extent_macro +
              " >= 8 (the wide shape, which stages the small operand in shared memory)";
     return {};
@@ -115,10 +116,13 @@ std::size_t gemvn_shared_bytes(const Variant& v) {
 // Columns of B per block: 32 lanes, COLS each (kColumns in skinny.cu).
 int gemvm_columns_per_block(const Variant& v) { return 32 * v.param("c"); }
 
-std::string check_gemvm_params(const Variant& v) {
+// gemvm's static_asserts; with `b_ring`, those of gemvmring's build of the same kernel.
+std::string check_gemvm_shape(const Variant& v, bool b_ring) {
   if (!one_of(v.param("m"), {1, 2, 4, 8, 16})) return "MAX_M is 1, 2, 4, 8 or 16";
-  return check_split_and_width(v, "COLS", v.param("c"), "MAX_M", v.param("m"));
+  return check_split_and_width(v, "COLS", v.param("c"), "MAX_M", v.param("m"), b_ring);
 }
+
+std::string check_gemvm_params(const Variant& v) { return check_gemvm_shape(v, false); }
 
 std::string check_gemvm_problem(const Variant& v, const Problem& p) {
   return check_served_extent(p.M, v.param("m"), "M", "gemvm");
@@ -146,16 +150,12 @@ std::size_t gemvm_shared_bytes(const Variant& v) {
 
 // gemvmring -----------------------------------------------------------------------------------
 // The wide gemvm with B through a ring in shared memory (B_RING groups of rows in flight per
-// warp). The template's static_asserts for it: the wide shape only, any COLS, the ring's depth.
+// warp): the ring's own static_assert, then gemvm's with the wide shape's width lifted.
 std::string check_gemvmring_params(const Variant& v) {
   const int d = v.param("d");
   if (d < 2 || d > 8 || v.param("m") < 8)
     return "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only";
-  if (!one_of(v.param("m"), {8, 16})) return "MAX_M is 1, 2, 4, 8 or 16";
-  if (!one_of(v.param("c"), {1, 2, 4})) return "COLS is 1, 2 or 4 columns of B per lane";
-  if (!one_of(v.param("s"), {1, 2, 4, 8}))
-    return "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable";
-  return {};
+  return check_gemvm_shape(v, true);
 }
 
 // The ring: B_RING slots of kGroup (4) rows x kThreads x COLS floats (kRingFloats in skinny.cu).
