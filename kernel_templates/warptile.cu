@@ -162,6 +162,21 @@ static __device__ __forceinline__ void load_run(float* dst, const float* src, in
   for (int e = 0; e < VEC; ++e) dst[e] = e < valid ? src[e] : 0.0f;
 }
 
+// VEC consecutive floats from `src` where `inside`, else zeros: a run that lies wholly inside
+// the matrix or wholly outside it.
+static __device__ __forceinline__ void load_run_or_zeros(float* dst, const float* src, bool inside) {
+  if constexpr (VEC == 4) {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (inside) v = *reinterpret_cast<const float4*>(src);
+    dst[0] = v.x;
+    dst[1] = v.y;
+    dst[2] = v.z;
+    dst[3] = v.w;
+  } else {
+    dst[0] = inside ? *src : 0.0f;
+  }
+}
+
 // A thread's fragment of one k row of a shared tile: kRuns runs of kRun consecutive floats,
 // kStride floats apart, read as float4 (LDS.128).
 template <int kRuns, int kRun, int kStride>
@@ -274,27 +289,45 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const int b_cols_left = rem_n - b_col;
   // A block whose tile lies inside M x N loads every K tile but the last partial one without a
   // single bounds check: the same for all its threads, so the branch never diverges, and the
-  // checks it skips are ~6 instructions per load in an issue slot that an FMA would use. Not
-  // under MIN_BLOCKS = 2: the second path does not fit the 128 registers unspilled.
+  // checks it skips are ~6 instructions per load in an issue slot that an FMA would use. A block
+  // on the edge of M or N whose every run lies wholly inside or wholly outside the matrix (N a
+  // multiple of VEC) loads its K tiles with one predicate per run, the same for every K tile,
+  // instead: the checked loads slowed such blocks, and with them the grid, by several percent
+  // (docs/kernels.md). Not under MIN_BLOCKS = 2: the other paths do not fit 128 registers unspilled.
   constexpr bool kUncheckedInside = MIN_BLOCKS == 1;
-  // The loads of one K tile. `whole` (a constant at both calls) skips every bounds check;
-  // otherwise a_cols_left and b_rows_left bound the loads that are in range.
-  auto load_runs = [&](bool whole, int a_cols_left, int b_rows_left) {
+  enum class Loads { checked, whole, whole_in_k };
+  // The loads of one K tile (`how` is a constant at every call): `whole` skips every bounds
+  // check; `whole_in_k` checks only which runs are inside M and N; `checked` bounds each run by
+  // a_cols_left and b_rows_left along K as well.
+  auto load_runs = [&](Loads how, int a_cols_left, int b_rows_left) {
 #pragma unroll
-    for (int p = 0; p < kALoads; ++p)
-      load_run(&a_stage[p * VEC], a_src + static_cast<long long>(p * kARowsPerPass) * lda,
-               whole ? VEC : (p * kARowsPerPass < a_rows_left ? a_cols_left : 0));
+    for (int p = 0; p < kALoads; ++p) {
+      const float* src = a_src + static_cast<long long>(p * kARowsPerPass) * lda;
+      const bool row_inside = p * kARowsPerPass < a_rows_left;
+      if (how == Loads::checked)
+        load_run(&a_stage[p * VEC], src, row_inside ? a_cols_left : 0);
+      else
+        load_run_or_zeros(&a_stage[p * VEC], src, how == Loads::whole || row_inside);
+    }
 #pragma unroll
-    for (int p = 0; p < kBLoads; ++p)
-      load_run(&b_stage[p * VEC], b_src + static_cast<long long>(p * kBRowsPerPass) * ldb,
-               whole ? VEC : (p * kBRowsPerPass < b_rows_left ? b_cols_left : 0));
+    for (int p = 0; p < kBLoads; ++p) {
+      const float* src = b_src + static_cast<long long>(p * kBRowsPerPass) * ldb;
+      if (how == Loads::checked)
+        load_run(&b_stage[p * VEC], src, p * kBRowsPerPass < b_rows_left ? b_cols_left : 0);
+      else
+        load_run_or_zeros(&b_stage[p * VEC], src, how == Loads::whole || b_cols_left > 0);
+    }
   };
+  const bool whole_mn = rem_m >= BM && rem_n >= BN;
+  const bool runs_whole_in_n = rem_n >= BN || rem_n % VEC == 0;
   auto load_tile = [&](int k0) {
     const int k_left = K - k0;
-    if (kUncheckedInside && rem_m >= BM && rem_n >= BN && k_left >= BK)
-      load_runs(true, 0, 0);
+    if (kUncheckedInside && whole_mn && k_left >= BK)
+      load_runs(Loads::whole, 0, 0);
+    else if (kUncheckedInside && runs_whole_in_n && k_left >= BK)
+      load_runs(Loads::whole_in_k, 0, 0);
     else
-      load_runs(false, k_left - a_col, k_left - b_row);
+      load_runs(Loads::checked, k_left - a_col, k_left - b_row);
     a_src += BK;
     b_src += BK * ldb;
   };
