@@ -37,8 +37,8 @@ std::vector<Family>& registry() {
     std::vector<Family> list = {naive_family(),     tiled_family(),     warptile_family(),
                                 splitk_family(),    padded_family(),    clusterk_family(),
                                 multistage_family(), gemvn_family(),    gemvm_family(),
-                                gemvmring_family(), tf32mma_family(),   tf32wgmma_family(),
-                                tf32wgmmapad_family()};
+                                gemvmring_family(), gemvnring_family(), tf32mma_family(),
+                                tf32wgmma_family(), tf32wgmmapad_family()};
     for (const auto& f : list) check_family(f);
     return list;
   }());

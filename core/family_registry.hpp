@@ -29,6 +29,7 @@ Family multistage_family();  // core/family_multistage.cpp: cp.async stages, 64 
 Family gemvn_family();     // core/family_skinny.cpp: matrix times a few vectors, N <= 16
 Family gemvm_family();     // core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
 Family gemvmring_family(); // core/family_skinny.cpp: gemvm's wide shape, B through a shared ring
+Family gemvnring_family(); // core/family_skinny.cpp: gemvn's wide shape, A through a shared ring
 Family tf32mma_family();   // core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
 Family tf32wgmma_family(); // core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
 Family tf32wgmmapad_family();  // core/family_tf32wgmma.cpp: the same on aligned copies of A and B

@@ -112,6 +112,39 @@ std::size_t gemvn_shared_bytes(const Variant& v) {
   return (along_k * outputs + (along_k > 1 ? outputs : 1) + stage) * sizeof(float);
 }
 
+// gemvnring ------------------------------------------------------------------------------------
+// The wide gemvn with A through a ring in shared memory (A_RING steps of a warp's 4 rows x 32 k
+// in flight): the ring's own static_assert, then gemvn's (the wide shape: r is 4).
+std::string check_gemvnring_params(const Variant& v) {
+  const int d = v.param("d");
+  if (d < 2 || d > 16 || v.param("n") < 8)
+    return "A_RING (steps of A in flight per warp) is 2 to 16, for the wide shape (MAX_N >= 8) only";
+  if (v.param("mb") != 2 && v.param("mb") != 3)
+    return "MIN_BLOCKS is 2, or 3 with A through the ring (A_RING)";
+  return check_gemvn_params(v);
+}
+
+// The ring: per warp A_RING slots of 4 rows x 32 k (kARingFloats in skinny.cu).
+std::size_t gemvnring_ring_bytes(const Variant& v) {
+  return static_cast<std::size_t>(kWarps) * static_cast<std::size_t>(v.param("d")) * 4 * 32 *
+         sizeof(float);
+}
+
+// All dynamic: the warps' sums (one per output: the wide shape has no warps along K), the stage
+// of B (as gemvn's) and the rings.
+std::size_t gemvnring_shared_bytes(const Variant& v) {
+  const auto outputs = static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
+  const int n = v.param("n");
+  const auto stage = static_cast<std::size_t>(128 * (n + n / 4));
+  return (outputs + stage) * sizeof(float) + gemvnring_ring_bytes(v);
+}
+
+LaunchGeometry gemvnring_geometry(const Variant& v, const Problem& p) {
+  LaunchGeometry g = gemvn_geometry(v, p);
+  g.dynamic_shared_bytes = gemvnring_shared_bytes(v);
+  return g;
+}
+
 // gemvm --------------------------------------------------------------------------------------
 // Columns of B per block: 32 lanes, COLS each (kColumns in skinny.cu).
 int gemvm_columns_per_block(const Variant& v) { return 32 * v.param("c"); }
@@ -175,8 +208,14 @@ LaunchGeometry gemvmring_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
-// cp.async needs sm_80; the split variants' clusters sm_90.
-int gemvmring_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 80; }
+// cp.async needs sm_80; the split variants' clusters sm_90 (gemvmring and gemvnring).
+int ring_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 80; }
+
+// gemvnring's at three blocks per SM need sm_90: sm_80's ptxas spills n16_s1_d8 at the 80
+// registers of three blocks (sm_90's does not).
+int gemvnring_min_compute_capability(const Variant& v) {
+  return v.param("mb") > 2 ? 90 : ring_min_compute_capability(v);
+}
 
 Family skinny_family(std::string name, std::vector<ParamSpec> params,
                      std::string (*check_params)(const Variant&),
@@ -208,6 +247,19 @@ Family gemvn_family() {
       check_gemvn_params, gemvn_geometry, gemvn_shared_bytes, check_gemvn_problem);
 }
 
+Family gemvnring_family() {
+  // gemvn's wide variants (N 5 to 16) whose A streams through shared memory, 4 or 8 steps of the
+  // warp's rows ahead (16 won on none of 7 shapes: docs/kernels.md), where the registers hold
+  // one: more bytes in flight per SM, and registers for two or three blocks per SM.
+  Family f = skinny_family(
+      "gemvnring",
+      {{"n", "MAX_N", {8, 16}}, {"r", "ROWS", {4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
+       {"d", "A_RING", {4, 8}}, {"mb", "MIN_BLOCKS", {2, 3}}},
+      check_gemvnring_params, gemvnring_geometry, gemvnring_shared_bytes, check_gemvn_problem);
+  f.variant_min_compute_capability = gemvnring_min_compute_capability;
+  return f;
+}
+
 Family gemvm_family() {
   // As gemvn, over M, with 32, 64 or 128 columns of B per block (1, 2 or 4 per lane) where the
   // accumulators allow. Splits matter more here: a few thousand columns are a few dozen to a
@@ -228,7 +280,7 @@ Family gemvmring_family() {
       {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
        {"d", "B_RING", {4}}},
       check_gemvmring_params, gemvmring_geometry, gemvmring_shared_bytes, check_gemvm_problem);
-  f.variant_min_compute_capability = gemvmring_min_compute_capability;
+  f.variant_min_compute_capability = ring_min_compute_capability;
   return f;
 }
 

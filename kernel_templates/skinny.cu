@@ -27,6 +27,9 @@
 //  registers: each thread copies its own columns of the next B_RING groups of rows with cp.async
 //  and later reads back only what it copied, so no barrier guards the ring, and a block keeps
 //  B_RING groups of B in flight where the registers hold two (see stream_columns_ring).
+//  A_RING > 0 (gemvnring family, wide gemvn only) streams A the same way: a warp copies the next
+//  A_RING - 1 steps of its rows with cp.async, one float4 per lane and step, and its lanes read
+//  them back after the warp's barrier (see stream_rows_ring), where the registers hold one step.
 //
 // Load widths are chosen at run time, not by the problem's alignment class: every variant runs
 // every problem, and takes its float4 (or float2) path when the actual pointer and leading
@@ -62,6 +65,9 @@
 #ifndef B_RING
 #define B_RING 0
 #endif
+#ifndef A_RING
+#define A_RING 0
+#endif
 
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4 || SPLIT_K == 8,
               "SPLIT_K is 1, 2, 4 or 8 blocks of a cluster: more than 8 is not portable");
@@ -95,6 +101,38 @@ static __device__ __forceinline__ KSlice k_slice(int K) {
   return {0, K};
 #endif
 }
+
+#if A_RING || B_RING
+// cp.async (sm_80) for the rings: copies from global to shared memory that a thread waits for by
+// commit group, without holding registers while they fly.
+static __device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long address;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(p));
+  return static_cast<unsigned>(address);
+}
+// kBytes (16, 8 or 4) from global to shared memory, asynchronously, of which only the first
+// `bytes` are read and the rest are zeros (0: reads nothing).
+template <int kBytes>
+static __device__ __forceinline__ void copy_or_zeros(unsigned dst, const float* src,
+                                                     unsigned bytes) {
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                 "n"(kBytes), "r"(bytes)
+                 : "memory");
+}
+static __device__ __forceinline__ void commit_copies() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Waits until at most `kPending` of this thread's committed copy groups are still in flight.
+template <int kPending>
+static __device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+#endif
 
 #if SPLIT_K > 1
 // Thread block cluster primitives as PTX (sm_90), so that the template needs no header; the
@@ -184,8 +222,15 @@ constexpr int kChunk = 32 * kPerLane;          // floats of K per warp and chunk
 constexpr int kBVec = MAX_N < 4 ? MAX_N : 4;   // widest load along a row of B
 // Blocks per SM that the registers must allow (64 registers per thread for 4, 80 for 3, 128
 // for 2): the accumulators and loads in flight of the wider variants do not fit 64 unspilled.
-// The wide ones fit 128 with their K counters in 32 bits (stream_rows_wide).
-constexpr int kMinBlocks = kWide ? 2 : ROWS == 4 ? 3 : 4;
+// The wide ones fit 128 with their K counters in 32 bits (stream_rows_wide). With A through the
+// ring (A_RING) a lane holds one step of A, not two, and 80 fit too: MIN_BLOCKS (2 or 3) chooses
+// between more registers and more blocks per SM, which win on different shapes.
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2
+#endif
+static_assert(MIN_BLOCKS == 2 || (A_RING && MIN_BLOCKS == 3),
+              "MIN_BLOCKS is 2, or 3 with A through the ring (A_RING)");
+constexpr int kMinBlocks = kWide ? MIN_BLOCKS : ROWS == 4 ? 3 : 4;
 
 // One chunk of a warp's rows of A: [row][element], element j at k_of(j).
 struct AChunk {
@@ -474,13 +519,111 @@ static __device__ __forceinline__ void stream_rows_wide(float (&acc)[ROWS][kLane
   }
 }
 
+#if A_RING
+// The ring (A_RING > 0): per warp A_RING slots of one step each, a slot holding the warp's ROWS
+// rows x kWarpStepK k of A as [row][k] (512 bytes). Lane l copies row l / kKLanes at k
+// 4 (l % kKLanes) of the step, so a warp's copies of a step fill its slot front to back (lane l at
+// float 4 l) and each of the lanes' float4 reads of a row (8 k-lanes, each read by its kNGroups
+// column lanes) is 128 consecutive bytes.
+static_assert(A_RING == 0 || (kWide && A_RING >= 2 && A_RING <= 16),
+              "A_RING (steps of A in flight per warp) is 2 to 16, for the wide shape (MAX_N >= 8) only");
+constexpr int kASlotFloats = ROWS * kWarpStepK;
+static_assert(kASlotFloats == 4 * 32, "one float4 per lane and step");
+constexpr int kARingFloats = kWarps * A_RING * kASlotFloats;
+
+// This lane's float4 of a step: `row` at k..k+3 into `dst`, zeros at or past `end`.
+template <bool kVec>
+static __device__ __forceinline__ void copy_a_quad(unsigned dst, const float* row, unsigned k,
+                                                   unsigned end) {
+  if constexpr (kVec) {
+    const unsigned floats = k < end ? min(end - k, 4u) : 0u;
+    copy_or_zeros<16>(dst, floats > 0 ? row + k : row, floats * 4);
+  } else {
+#pragma unroll
+    for (unsigned e = 0; e < 4; ++e) {
+      const bool in = k + e < end;
+      copy_or_zeros<4>(dst + e * 4, in ? row + k + e : row, in ? 4u : 0u);
+    }
+  }
+}
+
+// stream_rows_wide with A through the warp's ring: the warp keeps A_RING - 1 steps of copies in
+// flight. Per step a lane waits for its own copies of the step, the warp's barrier makes every
+// lane's copies visible to the others (and says that every lane has read the slot read last
+// step), the lane refills that slot with the step A_RING - 1 further on, then reads its ROWS
+// float4s of A and multiplies as stream_rows_wide does: the same FMAs in the same order, so the
+// same bits. The stages of B and their barriers are stream_rows_wide's.
+template <bool kVec>
+static __device__ __forceinline__ void stream_rows_ring(float (&acc)[ROWS][kLaneCols],
+                                                        const float* copy_row, KSlice slice,
+                                                        int lane, float* stage, float* ring,
+                                                        const float* B, long long ldb, int N,
+                                                        bool b_vec) {
+  const int kq = lane / kNGroups, nq = lane % kNGroups;
+  float4 next_b[kStageLoads];
+  load_b_stage(next_b, B, ldb, N, slice.begin, slice.end, b_vec);
+  // Counters in 32 bits as in stream_rows_wide: they pass the slice's end by less than a ring.
+  const unsigned end = static_cast<unsigned>(slice.end);
+  const unsigned copy_k = static_cast<unsigned>(lane % kKLanes) * 4;
+  const unsigned ring_dst = shared_address(ring + lane * 4);
+  constexpr unsigned kSlotBytes = kASlotFloats * 4;
+  unsigned k_copy = static_cast<unsigned>(slice.begin);  // the next step to copy
+#pragma unroll
+  for (int i = 0; i < A_RING - 1; ++i) {
+    copy_a_quad<kVec>(ring_dst + i * kSlotBytes, copy_row, k_copy + copy_k, end);
+    commit_copies();
+    k_copy += kWarpStepK;
+  }
+  int slot = 0;  // the step to multiply; the one before it is the next to fill
+  for (unsigned s0 = static_cast<unsigned>(slice.begin); s0 < end; s0 += kStageK) {
+    __syncthreads();  // every warp is done with the previous stage
+    store_b_stage(stage, next_b);
+    __syncthreads();
+    if (s0 + kStageK < end) load_b_stage(next_b, B, ldb, N, s0 + kStageK, end, b_vec);
+#pragma unroll
+    for (int step = 0; step < kStepsPerStage; ++step) {
+      wait_copies<A_RING - 2>();  // this lane's copies of the step have landed
+      __syncwarp();
+      const int fill = slot == 0 ? A_RING - 1 : slot - 1;
+      copy_a_quad<kVec>(ring_dst + fill * kSlotBytes, copy_row, k_copy + copy_k, end);
+      commit_copies();  // one group per step, empty past the slice: every wait counts the same
+      k_copy += kWarpStepK;
+      AQuad a;
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const float4 v =
+            *reinterpret_cast<const float4*>(ring + slot * kASlotFloats + r * kWarpStepK + kq * 4);
+        a.v[r][0] = v.x;
+        a.v[r][1] = v.y;
+        a.v[r][2] = v.z;
+        a.v[r][3] = v.w;
+      }
+      multiply_quad(acc, a, stage, step * kWarpStepK + kq * 4, nq);
+      slot = slot + 1 == A_RING ? 0 : slot + 1;
+    }
+  }
+  wait_copies<0>();  // the copies past the slice are empty, but none may land after the kernel
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) TILEMM_CLUSTER
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
-  // Per-warp sums (kWarpsK of each output), then the block's.
-  __shared__ float warp_sums[kWarpsK][kOutputs];
+#if A_RING
+  // All dynamic (the ring alone may exceed the 48 KiB of static shared memory): the warp's sums
+  // (kWarpsK is 1 in the wide shape), the stage of B, the warps' rings; each a multiple of 4 floats.
+  extern __shared__ float4 dynamic_smem4[];
+  float* const warp_sums = reinterpret_cast<float*>(dynamic_smem4);
+  float* const block_sums = warp_sums;  // unused: kWarpsK is 1
+  float* const b_stage = warp_sums + kOutputs;
+  float* const a_ring = b_stage + kStageK * kStride;
+#else
+  // Per-warp sums (kWarpsK of each output), then the block's; the wide shape's stage of B.
+  __shared__ float warp_sums[kWarpsK * kOutputs];
   __shared__ float block_sums[kWarpsK > 1 ? kOutputs : 1];
+  __shared__ __align__(16) float b_stage[kWide ? kStageK * kStride : 1];
+#endif
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int wk = warp % kWarpsK, wr = warp / kWarpsK;
@@ -492,13 +635,23 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const KSlice slice = k_slice(K);
 
   if constexpr (kWide) {
-    __shared__ __align__(16) float b_stage[kWide ? kStageK * kStride : 1];
     float acc[ROWS][kLaneCols] = {};
     const bool b_vec = aligned_rows(B, ldb, 4);
+#if A_RING
+    // The row this lane copies (rows past M read row M - 1, as `rows`), into its warp's ring.
+    const float* const copy_row =
+        A + min(row0 + wr * ROWS + lane / kKLanes, static_cast<long long>(M) - 1) * lda;
+    float* const ring = a_ring + warp * A_RING * kASlotFloats;
+    if (aligned_rows(A, lda, 4))
+      stream_rows_ring<true>(acc, copy_row, slice, lane, b_stage, ring, B, ldb, N, b_vec);
+    else
+      stream_rows_ring<false>(acc, copy_row, slice, lane, b_stage, ring, B, ldb, N, b_vec);
+#else
     if (aligned_rows(A, lda, 4))
       stream_rows_wide<true>(acc, rows, slice, lane, b_stage, B, ldb, N, b_vec);
     else
       stream_rows_wide<false>(acc, rows, slice, lane, b_stage, B, ldb, N, b_vec);
+#endif
     // Sum over the kKLanes lanes of each column group (lane bits 2..4), in the same order on
     // every run; the lanes of k-group 0 write the warp's sums.
 #pragma unroll
@@ -509,7 +662,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #pragma unroll
         for (int offset = 16; offset >= kNGroups; offset /= 2)
           v += __shfl_xor_sync(0xffffffffu, v, offset);
-        if (lane < kNGroups) warp_sums[0][(wr * ROWS + r) * MAX_N + lane * kLaneCols + c] = v;
+        if (lane < kNGroups) warp_sums[(wr * ROWS + r) * MAX_N + lane * kLaneCols + c] = v;
       }
   } else {
   float acc[ROWS][MAX_N] = {};
@@ -529,16 +682,16 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       float v = acc[r][n];
 #pragma unroll
       for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-      if (lane == (r * MAX_N + n) % 32) warp_sums[wk][(wr * ROWS + r) * MAX_N + n] = v;
+      if (lane == (r * MAX_N + n) % 32) warp_sums[wk * kOutputs + (wr * ROWS + r) * MAX_N + n] = v;
     }
   }
-  const float* sums = warp_sums[0];
+  const float* sums = warp_sums;
   if constexpr (kWarpsK > 1) {
     __syncthreads();
     for (int o = threadIdx.x; o < kOutputs; o += kThreads) {
-      float sum = warp_sums[0][o];
+      float sum = warp_sums[o];
 #pragma unroll
-      for (int w = 1; w < kWarpsK; ++w) sum += warp_sums[w][o];
+      for (int w = 1; w < kWarpsK; ++w) sum += warp_sums[w * kOutputs + o];
       block_sums[o] = sum;
     }
     sums = block_sums;
@@ -765,33 +918,6 @@ static_assert(B_RING == 0 || (kWide && B_RING >= 2 && B_RING <= 8),
               "B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape (MAX_M >= 8) only");
 constexpr int kSlotFloats = kGroup * kThreads * COLS;
 constexpr int kRingFloats = B_RING * kSlotFloats;
-
-static __device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned long long address;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(p));
-  return static_cast<unsigned>(address);
-}
-// 16 or 4 bytes from global to shared memory, asynchronously, of which only the first `bytes`
-// are read and the rest are zeros (0: reads nothing).
-template <int kBytes>
-static __device__ __forceinline__ void copy_or_zeros(unsigned dst, const float* src,
-                                                     unsigned bytes) {
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
-                 "n"(kBytes), "r"(bytes)
-                 : "memory");
-}
-static __device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most `kPending` of this thread's committed copy groups are still in flight.
-template <int kPending>
-static __device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
 
 // Copies this thread's columns of rows [g0, g0 + kGroup) of B into `slot`: the same columns as
 // load_group's (lane_column), zeros for rows at or past k_end and columns past N (never stored).

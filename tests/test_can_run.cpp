@@ -159,7 +159,7 @@ TEST(CanRun, SkinnySplitsUseClustersNotWorkspaces) {
 
 // About 30 variants per family at most: each is compiled and timed on the shapes it serves.
 TEST(CanRun, SkinnySpacesStaySmall) {
-  for (const char* family : {"gemvm", "gemvn"}) {
+  for (const char* family : {"gemvm", "gemvn", "gemvmring", "gemvnring"}) {
     const auto space = variant_space(family);
     EXPECT_GE(space.size(), 20u) << family;
     EXPECT_LE(space.size(), 32u) << family;
@@ -211,6 +211,50 @@ TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
   EXPECT_THROW(parse_variant("gemvmring_m16_c4_s1_d8"), InvalidArgument);  // not in the space
 }
 
+// gemvnring serves gemvn's wide extents (N 5 to 16) on every alignment class, M in blocks of 32
+// rows; all its shared memory is dynamic: the block's sums and stage of B as gemvn's (less the
+// one float gemvn keeps for block sums it does not use) plus the rings, 8 warps x d steps x 4 rows
+// x 32 floats; cp.async needs compute capability 8.0, its splits and its three blocks per SM 9.0;
+// and its check refuses with the template's own reasons.
+TEST(CanRun, GemvnRingServesTheWideExtentsWithItsRingInSharedMemory) {
+  const auto h200 = synthetic_h200();
+  auto a100 = h200;
+  a100.cc_major = 8;
+  a100.cc_minor = 0;
+  auto turing = h200;
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const detail::Family& ring = detail::find_family("gemvnring");
+  const detail::Family& plain = detail::find_family("gemvn");
+  for (const auto& v : variant_space("gemvnring")) {
+    const int n = v.param("n"), s = v.param("s"), d = v.param("d"), mb = v.param("mb");
+    for (std::int64_t N = 1; N <= 17; ++N) {
+      const Problem p = Problem::dense(4097, N, 4099, 4);  // odd leading dimensions: class 1
+      EXPECT_EQ(can_run(v, h200, p).ok, N <= n && N > n / 2) << variant_name(v) << " at N " << N;
+    }
+    const Problem p = Problem::dense(1000, n, 512, 4);
+    const detail::LaunchGeometry g = ring.geometry(v, p);
+    EXPECT_EQ(g.grid[0], static_cast<unsigned>((1000 + 31) / 32)) << variant_name(v);
+    EXPECT_EQ(g.grid[2], static_cast<unsigned>(s));
+    EXPECT_EQ(g.dynamic_shared_bytes, ring.shared_bytes(v));
+    EXPECT_LE(ring.shared_bytes(v), 227u * 1024u);
+    const Variant twin = parse_variant("gemvn_n" + std::to_string(n) + "_r4_s" + std::to_string(s));
+    EXPECT_EQ(ring.shared_bytes(v) + sizeof(float) - plain.shared_bytes(twin),
+              static_cast<std::size_t>(8 * d * 4 * 32) * sizeof(float))
+        << variant_name(v);
+    EXPECT_TRUE(refused_because(can_run(v, turing, p), "needs compute capability"))
+        << variant_name(v);
+    EXPECT_EQ(can_run(v, a100, p).ok, s == 1 && mb == 2) << variant_name(v);
+  }
+  const std::string_view source = detail::find_template("skinny.cu").source;
+  for (const char* reason :
+       {"A_RING (steps of A in flight per warp) is 2 to 16, for the wide shape (MAX_N >= 8) only",
+        "MIN_BLOCKS is 2, or 3 with A through the ring (A_RING)"})
+    EXPECT_NE(source.find(reason), std::string_view::npos) << reason;
+  EXPECT_THROW(parse_variant("gemvnring_n4_r4_s1_d4_mb2"), InvalidArgument);  // not a wide extent
+  EXPECT_THROW(parse_variant("gemvnring_n16_r4_s1_d16_mb2"), InvalidArgument);  // not in the space
+}
+
 // can_run() and the loader's shared-memory opt-in go by the family's shared_bytes(); a kernel
 // with dynamic shared memory launched with less writes past it (clusterk's partial tile is larger
 // than its stages, and a launch with the stages' size was an illegal address on the H200).
@@ -220,7 +264,8 @@ TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
     const detail::Family& family = detail::find_family(v.family);
     const bool dynamic = family.template_file == "warptile.cu" || family.template_file == "tf32mma.cu" ||
                          family.template_file == "tf32wgmma.cu" ||
-                         family.template_file == "multistage.cu" || family.name == "gemvmring";
+                         family.template_file == "multistage.cu" || family.name == "gemvmring" ||
+                         family.name == "gemvnring";
     for (const Problem& p : {Problem::dense(1000, 1000, 1000, 4), Problem::dense(37, 5, 3000, 1)})
       EXPECT_EQ(family.geometry(v, p).dynamic_shared_bytes, dynamic ? family.shared_bytes(v) : 0)
           << variant_name(v);

@@ -230,6 +230,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // M of 9 to 16 (gemvm's and gemvmring's wide shape, every tiled family's
                       // partial row of tiles), N off every block of columns.
                       Case{13, 300, 200},
+                      // N of 9 to 16 (gemvn's and gemvnring's wide shape): K over several stages
+                      // of B and laps of A's ring, ending inside a float4 of aligned rows.
+                      Case{211, 13, 1001, 1.0f, 0.0f, 3, 3, 3},
                       // More tiles than an H200 has SMs for every tf32wgmma tile, not in whole
                       // waves: persistent blocks (sk 1) cut tiles in K and hand partial sums on.
                       Case{3076, 1540, 68, 1.25f, 0.5f}),
@@ -351,6 +354,14 @@ TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
   }
 }
 
+// Elements of `got` whose bits differ from `want`'s (same sizes).
+std::int64_t count_differing_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  std::int64_t different = 0;
+  for (std::size_t e = 0; e < got.size(); ++e)
+    if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
+  return different;
+}
+
 // The cluster variant adds the same partial products in the same order as split-K's reduce
 // kernel, so the two give identical results: checked bit for bit, for 2, 4 and 8 slices, scalar
 // and float4, at a shape off every tile with beta != 0, and at a K so short that some blocks of
@@ -378,12 +389,8 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
             return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
                                name);
           };
-          const auto want = run(split);
           const auto got = run(cluster);
-          std::int64_t different = 0;
-          for (std::size_t e = 0; e < got.size(); ++e)
-            if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
-          EXPECT_EQ(different, 0) << "elements that differ from " << split;
+          EXPECT_EQ(count_differing_bits(got, run(split)), 0) << "elements that differ from " << split;
           const auto check = problem.check(got);
           EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
         }
@@ -546,7 +553,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SkinnyCase{"gemvm", 16}, SkinnyCase{"gemvn", 1}, SkinnyCase{"gemvn", 2},
                       SkinnyCase{"gemvn", 3}, SkinnyCase{"gemvn", 7}, SkinnyCase{"gemvn", 8},
                       SkinnyCase{"gemvn", 15}, SkinnyCase{"gemvn", 16}, SkinnyCase{"gemvmring", 5},
-                      SkinnyCase{"gemvmring", 16}),
+                      SkinnyCase{"gemvmring", 16}, SkinnyCase{"gemvnring", 5},
+                      SkinnyCase{"gemvnring", 16}),
     [](const ::testing::TestParamInfo<SkinnyCase>& param) {
       return std::string(param.param.family) + "_" + std::to_string(param.param.extent);
     });
@@ -610,15 +618,46 @@ TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
           return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
                              name);
         };
-        const auto want = run(plain);
         const auto got = run(ring);
-        std::int64_t different = 0;
-        for (std::size_t e = 0; e < got.size(); ++e)
-          if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
-        EXPECT_EQ(different, 0) << "elements that differ from " << plain;
+        EXPECT_EQ(count_differing_bits(got, run(plain)), 0) << "elements that differ from " << plain;
         const auto check = problem.check(got);
         EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
       }
+  }
+}
+
+// gemvnring moves A through shared memory instead of registers and changes nothing else: every
+// lane multiplies the same float4s of A by the same rows of the stage of B in the same order, so
+// its C is gemvn's bit for bit, on aligned rows (16-byte copies, cut short at K) and unaligned
+// ones (4-byte copies), with M and K off every block, step and stage, and K split into slices
+// shorter than the ring.
+TEST(GemvnRing, GivesTheBitsOfTheGemvnItStreamsFor) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int cc = current_device().cc_major * 10 + current_device().cc_minor;
+  struct Run {
+    std::int64_t M, N, K;  // dense: an odd K leaves A's rows unaligned
+  };
+  for (const Run& r : {Run{4096, 16, 4096}, Run{1001, 13, 1003}, Run{37, 5, 77}, Run{300, 8, 9}}) {
+    testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
+    const int n = r.N > 8 ? 16 : 8;
+    for (const auto& v : variant_space("gemvnring")) {
+      if (v.param("n") != n || (v.param("s") > 1 && cc < 90)) continue;
+      const std::string ring = variant_name(v);
+      const std::string plain = "gemvn_n" + std::to_string(n) + "_r4_s" + std::to_string(v.param("s"));
+      SCOPED_TRACE(ring + " at " + std::to_string(r.M) + "x" + std::to_string(r.N) + "x" +
+                   std::to_string(r.K));
+      auto run = [&](const std::string& name) {
+        return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
+                           name);
+      };
+      const auto got = run(ring);
+      EXPECT_EQ(count_differing_bits(got, run(plain)), 0) << "elements that differ from " << plain;
+      const auto check = problem.check(got);
+      EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+    }
   }
 }
 

@@ -55,7 +55,7 @@ std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
     }
     return out;
   }
-  for (const char* family : {"gemvm", "gemvmring", "gemvn"})
+  for (const char* family : {"gemvm", "gemvmring", "gemvn", "gemvnring"})
     for (const auto& v : tilemm::variant_space(family))
       if (tilemm::can_run(v, device, problem)) out.push_back(v);
   return out;
