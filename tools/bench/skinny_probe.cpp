@@ -1,9 +1,9 @@
-// tilemm-skinny-probe: the skinny families (gemvm and gemvmring: M <= 16, gemvn: N <= 16) against
-// cuBLAS pedantic FP32 on given shapes, variant by variant, to choose their parameters. Each
-// contender is timed L2-cold (inputs rotated through copies that together exceed the L2 several
-// times, as tilemm-bench does) and L2-warm (one copy, launched again and again), and reported with
-// the bandwidth of the bytes no kernel can avoid (A, B and C once each) and cuBLAS's time over its
-// own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures; it
+// tilemm-skinny-probe: the skinny families (gemvm, gemvmring: M <= 16; gemvn, gemvnring:
+// N <= 16) against cuBLAS pedantic FP32 on given shapes, variant by variant, to choose their
+// parameters. Each contender is timed L2-cold (inputs rotated through copies that together exceed
+// the L2 several times, as tilemm-bench does) and L2-warm (one copy, launched again and again),
+// and reported with the bandwidth of the bytes no kernel can avoid (A, B and C once each) and
+// cuBLAS's time over its own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures; it
 // changes nothing: which parameters the families keep is decided from what it prints.
 // --variants may name any family's variants, the tensor-core ones then run at their own precision.
 //
@@ -43,7 +43,7 @@ using tilemm::bench::Set;
 using tilemm::bench::time_ms;
 
 // The variants to time on a problem: those named (each must run it at its own precision), or
-// with none named every variant of gemvm, gemvmring and gemvn that can.
+// with none named every variant of gemvm, gemvmring, gemvn and gemvnring that can.
 std::vector<tilemm::Variant> contenders(const std::vector<std::string>& names,
                                         const tilemm::Problem& problem) {
   const tilemm::DeviceInfo& device = tilemm::current_device();
@@ -89,7 +89,7 @@ void load_in_parallel(const std::vector<tilemm::Variant>& variants) {
 
 int main(int argc, char** argv) {
   tilemm::tool::ToolCli cli("tilemm-skinny-probe",
-                            "Times the skinny kernel families (gemvm, gemvmring, gemvn) variant by "
+                            "Times the skinny kernel families (gemvm, gemvmring, gemvn, gemvnring) variant by "
                             "variant against cuBLAS FP32, L2-cold and L2-warm.\n",
                             std::cout, std::cerr);
   tilemm::bench::ShapeOptions options(cli.app(), "", 20);
@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
   std::string variant_list;
   cli.app()
       .add_option("--variants", variant_list,
-                  "Comma-separated variant names to time (default: every gemvm, gemvmring and "
-                  "gemvn variant that can run the shape)")
+                  "Comma-separated variant names to time (default: every gemvm, gemvmring, gemvn "
+                  "and gemvnring variant that can run the shape)")
       ->option_text("LIST");
   cli.set_usage("tilemm-skinny-probe [--shapes LIST] [--variants LIST] [--ms-per-case MS]");
   cli.set_footer(
