@@ -21,4 +21,12 @@ inline DeviceInfo synthetic_h200() {
   return d;
 }
 
+// The same device with another compute capability: what can_run leaves to older GPUs.
+inline DeviceInfo synthetic_h200_as(int cc_major, int cc_minor) {
+  DeviceInfo d = synthetic_h200();
+  d.cc_major = cc_major;
+  d.cc_minor = cc_minor;
+  return d;
+}
+
 }  // namespace tilemm::testing

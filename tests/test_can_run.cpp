@@ -13,6 +13,7 @@ namespace tilemm {
 namespace {
 
 using testing::synthetic_h200;
+using testing::synthetic_h200_as;
 
 // can_run refused the variant, naming `why` in its reason.
 ::testing::AssertionResult refused_because(const Verdict& verdict, const std::string& why) {
@@ -172,12 +173,8 @@ TEST(CanRun, SkinnySpacesStaySmall) {
 // capability 8.0 and its splits 9.0; and its check refuses with the template's own reasons.
 TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
   const auto h200 = synthetic_h200();
-  auto a100 = h200;
-  a100.cc_major = 8;
-  a100.cc_minor = 0;
-  auto turing = h200;
-  turing.cc_major = 7;
-  turing.cc_minor = 5;
+  const auto a100 = synthetic_h200_as(8, 0);
+  const auto turing = synthetic_h200_as(7, 5);
   const detail::Family& ring = detail::find_family("gemvmring");
   const detail::Family& plain = detail::find_family("gemvm");
   for (const auto& v : variant_space("gemvmring")) {
@@ -218,12 +215,8 @@ TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
 // and its check refuses with the template's own reasons.
 TEST(CanRun, GemvnRingServesTheWideExtentsWithItsRingInSharedMemory) {
   const auto h200 = synthetic_h200();
-  auto a100 = h200;
-  a100.cc_major = 8;
-  a100.cc_minor = 0;
-  auto turing = h200;
-  turing.cc_major = 7;
-  turing.cc_minor = 5;
+  const auto a100 = synthetic_h200_as(8, 0);
+  const auto turing = synthetic_h200_as(7, 5);
   const detail::Family& ring = detail::find_family("gemvnring");
   const detail::Family& plain = detail::find_family("gemvn");
   for (const auto& v : variant_space("gemvnring")) {

@@ -354,12 +354,26 @@ TEST(SplitK, ConcurrentStreamsKeepTheirOwnWorkspaceAndRepeatBitForBit) {
   }
 }
 
-// Elements of `got` whose bits differ from `want`'s (same sizes).
-std::int64_t count_differing_bits(const std::vector<float>& got, const std::vector<float>& want) {
+// Runs `variant` and `twin` on `problem` (of `shape`, for the messages): the variant's C must be
+// the twin's bit for bit, and within the float64 bound.
+void expect_the_bits_of_twin(testing::DenseProblem& problem, const std::string& shape,
+                             const std::string& variant, const std::string& twin) {
+  SCOPED_TRACE(variant + " at " + shape);
+  auto run = [&](const std::string& name) {
+    return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); }, name);
+  };
+  const auto got = run(variant);
+  const auto want = run(twin);
   std::int64_t different = 0;
   for (std::size_t e = 0; e < got.size(); ++e)
     if (std::memcmp(&got[e], &want[e], sizeof(float)) != 0) ++different;
-  return different;
+  EXPECT_EQ(different, 0) << "elements that differ from " << twin;
+  const auto check = problem.check(got);
+  EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+}
+
+std::string shape_name(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
 
 // The cluster variant adds the same partial products in the same order as split-K's reduce
@@ -382,17 +396,8 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
         for (int slices : {2, 4, 8}) {
           const std::string suffix =
               std::string(tiles) + "_v" + std::to_string(vec) + "_s" + std::to_string(slices);
-          const std::string cluster = "clusterk_" + suffix, split = "splitk_" + suffix;
-          SCOPED_TRACE(cluster + " at " + std::to_string(shape.M) + "x" + std::to_string(shape.N) +
-                       "x" + std::to_string(shape.K));
-          auto run = [&](const std::string& name) {
-            return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
-                               name);
-          };
-          const auto got = run(cluster);
-          EXPECT_EQ(count_differing_bits(got, run(split)), 0) << "elements that differ from " << split;
-          const auto check = problem.check(got);
-          EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+          expect_the_bits_of_twin(problem, shape_name(shape.M, shape.N, shape.K),
+                                  "clusterk_" + suffix, "splitk_" + suffix);
         }
   }
 }
@@ -612,16 +617,7 @@ TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
         const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s);
         const std::string ring = "gemvmring_m" + std::to_string(m) + "_c" + std::to_string(c) +
                                  "_s" + std::to_string(s) + "_d4";
-        SCOPED_TRACE(ring + " at " + std::to_string(r.M) + "x" + std::to_string(r.N) + "x" +
-                     std::to_string(r.K));
-        auto run = [&](const std::string& name) {
-          return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
-                             name);
-        };
-        const auto got = run(ring);
-        EXPECT_EQ(count_differing_bits(got, run(plain)), 0) << "elements that differ from " << plain;
-        const auto check = problem.check(got);
-        EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+        expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), ring, plain);
       }
   }
 }
@@ -644,19 +640,12 @@ TEST(GemvnRing, GivesTheBitsOfTheGemvnItStreamsFor) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
     const int n = r.N > 8 ? 16 : 8;
     for (const auto& v : variant_space("gemvnring")) {
-      if (v.param("n") != n || (v.param("s") > 1 && cc < 90)) continue;
-      const std::string ring = variant_name(v);
+      // The split variants and those of three blocks per SM need compute capability 9.0.
+      if (v.param("n") != n ||
+          detail::min_compute_capability(detail::find_family("gemvnring"), v) > cc)
+        continue;
       const std::string plain = "gemvn_n" + std::to_string(n) + "_r4_s" + std::to_string(v.param("s"));
-      SCOPED_TRACE(ring + " at " + std::to_string(r.M) + "x" + std::to_string(r.N) + "x" +
-                   std::to_string(r.K));
-      auto run = [&](const std::string& name) {
-        return problem.run([&](const GemmArgs& args) { run_variant(parse_variant(name), args); },
-                           name);
-      };
-      const auto got = run(ring);
-      EXPECT_EQ(count_differing_bits(got, run(plain)), 0) << "elements that differ from " << plain;
-      const auto check = problem.check(got);
-      EXPECT_EQ(check.wrong, 0) << "elements off the float64 reference, first " << check.first;
+      expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), variant_name(v), plain);
     }
   }
 }
