@@ -102,14 +102,25 @@ LaunchGeometry gemvn_geometry(const Variant& v, const Problem& p) {
   return skinny_geometry(ceil_div(p.M, gemvn_rows_per_block(v)), v);
 }
 
-// Static arrays: the per-warp sums (kWarpsK x outputs) and, with warps along K, the block's.
-// The wide shape (n >= 8) adds its stage of B: 128 rows of n + n / 4 floats (kStageK, kStride).
-std::size_t gemvn_shared_bytes(const Variant& v) {
-  const auto outputs = static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
-  const auto along_k = static_cast<std::size_t>(gemvn_warps_along_k(v));
+// Outputs of a block: its rows times the n columns (kOutputs in skinny.cu).
+std::size_t gemvn_outputs(const Variant& v) {
+  return static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
+}
+
+// The wide shape's (n >= 8) stage of B: 128 rows of n + n / 4 floats (kStageK, kStride); none
+// in the others.
+std::size_t gemvn_b_stage_floats(const Variant& v) {
   const int n = v.param("n");
-  const std::size_t stage = n >= 8 ? static_cast<std::size_t>(128 * (n + n / 4)) : 0;
-  return (along_k * outputs + (along_k > 1 ? outputs : 1) + stage) * sizeof(float);
+  return n >= 8 ? static_cast<std::size_t>(128 * (n + n / 4)) : 0;
+}
+
+// Static arrays: the per-warp sums (kWarpsK x outputs) and, with warps along K, the block's;
+// the stage of B.
+std::size_t gemvn_shared_bytes(const Variant& v) {
+  const std::size_t outputs = gemvn_outputs(v);
+  const auto along_k = static_cast<std::size_t>(gemvn_warps_along_k(v));
+  return (along_k * outputs + (along_k > 1 ? outputs : 1) + gemvn_b_stage_floats(v)) *
+         sizeof(float);
 }
 
 // gemvnring ------------------------------------------------------------------------------------
@@ -133,10 +144,7 @@ std::size_t gemvnring_ring_bytes(const Variant& v) {
 // All dynamic: the warps' sums (one per output: the wide shape has no warps along K), the stage
 // of B (as gemvn's) and the rings.
 std::size_t gemvnring_shared_bytes(const Variant& v) {
-  const auto outputs = static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
-  const int n = v.param("n");
-  const auto stage = static_cast<std::size_t>(128 * (n + n / 4));
-  return (outputs + stage) * sizeof(float) + gemvnring_ring_bytes(v);
+  return (gemvn_outputs(v) + gemvn_b_stage_floats(v)) * sizeof(float) + gemvnring_ring_bytes(v);
 }
 
 LaunchGeometry gemvnring_geometry(const Variant& v, const Problem& p) {

@@ -3,8 +3,9 @@
 // parameters. Each contender is timed L2-cold (inputs rotated through copies that together exceed
 // the L2 several times, as tilemm-bench does) and L2-warm (one copy, launched again and again),
 // and reported with the bandwidth of the bytes no kernel can avoid (A, B and C once each) and
-// cuBLAS's time over its own. Every variant's C is checked against cuBLAS's within the FP32 error bound. It measures; it
-// changes nothing: which parameters the families keep is decided from what it prints.
+// cuBLAS's time over its own. Every variant's C is checked against cuBLAS's within the FP32 error
+// bound. It measures; it changes nothing: which parameters the families keep is decided from
+// what it prints.
 // --variants may name any family's variants, the tensor-core ones then run at their own precision.
 //
 // A variant is loaded once and then launched through the path gemm() takes after its first call
@@ -89,8 +90,9 @@ void load_in_parallel(const std::vector<tilemm::Variant>& variants) {
 
 int main(int argc, char** argv) {
   tilemm::tool::ToolCli cli("tilemm-skinny-probe",
-                            "Times the skinny kernel families (gemvm, gemvmring, gemvn, gemvnring) variant by "
-                            "variant against cuBLAS FP32, L2-cold and L2-warm.\n",
+                            "Times the skinny kernel families (gemvm, gemvmring, gemvn, "
+                            "gemvnring) variant by variant against cuBLAS FP32, L2-cold and "
+                            "L2-warm.\n",
                             std::cout, std::cerr);
   tilemm::bench::ShapeOptions options(cli.app(), "", 20);
   // M = 1 / N = 1 with the other two in the thousands (the bandwidth target), M or N =
