@@ -2,9 +2,14 @@
 // cp.async through a ring of shared-memory stages, every warp a 64 x 64 tile of C. Its parameters
 // are the block tile, BK, the stage count and the width of B's copies; the measurements behind
 // them are in docs/kernels.md, and tests/test_multistage_family.cpp pins the space.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
+#include "family_launch.hpp"
 #include "family_registry.hpp"
+#include "stream_k_split.hpp"
+#include "tilemm/device.hpp"
 #include "warptile_tiles.hpp"
 
 namespace tilemm::detail {
@@ -57,7 +62,74 @@ LaunchGeometry multistage_geometry(const Variant& v, const Problem& p) {
   return g;
 }
 
+// ---- streamk: the same kernels as persistent blocks, one per SM, the last waves cut in K ----
+
+std::string check_streamk(const Variant& v) {
+  if (std::string why = check_multistage(v); !why.empty()) return why;
+  const MultistageTiles t(v);
+  if (t.bk == 16 && t.vec == 1)
+    return "no BK 16 with 4-byte copies of B with STREAM_K: ptxas spills their registers";
+  if (t.threads() != 256)
+    return "STREAM_K blocks are 256 threads, one per SM: all of them are resident at once";
+  return {};
+}
+
+std::int64_t tile_count(const MultistageTiles& t, const Problem& p) {
+  return static_cast<std::int64_t>(ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn));
+}
+
+std::string streamk_problem(const Variant& v, const Problem& p) {
+  return stream_k_tiles_fit(tile_count(MultistageTiles(v), p));
+}
+
+std::size_t streamk_workspace(const Variant& v, const Problem& p) {
+  const MultistageTiles t(v);
+  return stream_k_workspace_bytes(tile_count(t, p), static_cast<std::size_t>(t.bm) * t.bn);
+}
+
+// Under one wave of tiles every block takes one whole tile (stream_k.cuh cuts only the tiles of
+// the last waves, and only where there are more tiles than SMs): multistage's own grid, which the
+// tuner times already.
+std::string streamk_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
+  const std::int64_t tiles = tile_count(MultistageTiles(v), p);
+  if (device.sm_count > 0 && tiles <= device.sm_count)
+    return "its " + std::to_string(tiles) + " tiles are no more than the " +
+           std::to_string(device.sm_count) + " SMs: a whole tile per block, as multistage runs it";
+  return {};
+}
+
+void enqueue_streamk(const LaunchRequest& r) {
+  const MultistageTiles t(r.variant);
+  stream_k::WorkSplit split = stream_k_split(
+      tile_count(t, r.problem), static_cast<int>(ceil_div(r.problem.N, t.bn)),
+      static_cast<int>(ceil_div(r.problem.K, t.bk)), current_device().sm_count,
+      static_cast<std::size_t>(t.bm) * t.bn, r.workspace, r.stream);
+  LaunchGeometry g = multistage_geometry(r.variant, r.problem);
+  g.grid[0] = static_cast<unsigned>(split.ctas);
+  g.grid[1] = g.grid[2] = 1;
+  launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&split});
+}
+
 }  // namespace
+
+Family streamk_family() {
+  Family f = multistage_family();
+  f.name = "streamk";
+  // The tile and BK that won its probe at 3000-8192 (docs/kernels.md); 128 x 128 tiles are 128
+  // threads, two blocks per SM, which the one-per-SM split does not fill.
+  f.params = {{"bm", "BM", {128}},
+              {"bn", "BN", {256}},
+              {"bk", "BK", {8}},
+              {"st", "STAGES", {3, 4}},
+              {"v", "VEC", {1, 4}}};
+  f.check_params = check_streamk;
+  f.extra_definitions = {"-DSTREAM_K=1"};
+  f.check_problem = streamk_problem;
+  f.workspace_bytes = streamk_workspace;
+  f.enqueue = enqueue_streamk;
+  f.pruning_hint = streamk_pruning_hint;
+  return f;
+}
 
 Family multistage_family() {
   Family f;

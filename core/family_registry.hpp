@@ -25,6 +25,7 @@ Family splitk_family();    // core/family_splitk.cpp
 Family padded_family();    // core/family_padded.cpp
 Family clusterk_family();  // core/family_clusterk.cpp
 Family multistage_family();  // core/family_multistage.cpp: cp.async stages, 64 x 64 warp tiles
+Family streamk_family();     // core/family_multistage.cpp: the same, persistent, last wave cut in K
 
 Family gemvn_family();     // core/family_skinny.cpp: matrix times a few vectors, N <= 16
 Family gemvm_family();     // core/family_skinny.cpp: a few row vectors times a matrix, M <= 16

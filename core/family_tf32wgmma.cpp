@@ -10,18 +10,16 @@
 // tests/test_variant_names.cpp pins its size.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "aligned_copies.hpp"
-#include "cuda_check.hpp"
 #include "family_launch.hpp"
 #include "family_registry.hpp"
+#include "stream_k_split.hpp"
 #include "tensor_map.hpp"
 
-// The template's WorkSplit and the index maps, which host code may read.
+// The template's index maps, which host code may read.
 #define TILEMM_TF32WGMMA_INDEX_MAPS_ONLY
 #include "../kernel_templates/tf32wgmma.cu"
 
@@ -82,45 +80,21 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
 // to C only: the unaligned problems are tf32wgmmapad's and tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
 
-// With sk 1 the blocks are persistent, at most one per SM and never more than kMaxBlocks: the
-// workspace holds a partial tile per block and a flag per block (kernel_templates/tf32wgmma.cu,
-// WorkSplit).
-constexpr std::int64_t kMaxBlocks = 256;
-
 std::int64_t tile_count(const WgmmaTiles& t, const Problem& p) {
   return static_cast<std::int64_t>(ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn));
 }
 
-// The kernel numbers a persistent block's tiles with 32 bits.
 std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
   const WgmmaTiles t(v);
-  if (t.stream_k == 1 && tile_count(t, p) > std::numeric_limits<int>::max())
-    return "with sk 1 the tiles of C are numbered with 32 bits; this C has more";
-  return {};
+  return t.stream_k == 1 ? stream_k_tiles_fit(tile_count(t, p)) : std::string();
 }
 
+// With sk 1 the blocks are persistent and their partial tiles and flags are the workspace
+// (core/stream_k_split.hpp).
 std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p) {
   const WgmmaTiles t(v);
   if (t.stream_k == 0) return 0;
-  const auto blocks = static_cast<std::size_t>(std::min(tile_count(t, p), kMaxBlocks));
-  return blocks * (static_cast<std::size_t>(t.bm) * t.bn * sizeof(float) + sizeof(int));
-}
-
-using tf32wgmma_maps::WorkSplit;
-
-// The kernel's last parameter (sk 1): how the tiles are shared among persistent blocks, one per
-// SM at most. Whole tiles round robin, and the last wave with the remainder cut in K across all
-// blocks, where the tiles do not come out in whole waves and K has two tiles to cut.
-WorkSplit work_split(const WgmmaTiles& t, const Problem& p, int sm_count, float* workspace) {
-  WorkSplit w{};
-  w.tiles = tile_count(t, p);
-  w.tiles_n = static_cast<int>(ceil_div(p.N, t.bn));
-  const long long blocks = std::min<long long>({w.tiles, sm_count, kMaxBlocks});
-  w.ctas = static_cast<int>(blocks);
-  w.dp_tiles = tf32wgmma_maps::whole_tiles(w.tiles, w.ctas, static_cast<int>(ceil_div(p.K, t.bk)));
-  w.partials = workspace;
-  w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(blocks) * t.bm * t.bn);
-  return w;
+  return stream_k_workspace_bytes(tile_count(t, p), static_cast<std::size_t>(t.bm) * t.bn);
 }
 
 // The GEMM signature every template shares, then the tensor maps of A (BM rows x 32 floats of K
@@ -137,10 +111,12 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
                                             tf32wgmma_maps::b_row_floats(t.bn), BoxLayout::dense)
                             : CUtensorMap{};
   LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
-  WorkSplit split{};
+  stream_k::WorkSplit split{};
   if (t.stream_k == 1) {
-    split = work_split(t, r.problem, current_device().sm_count, r.workspace);
-    TILEMM_CUDA(cudaMemsetAsync(split.flags, 0, sizeof(int) * split.ctas, r.stream));
+    split = stream_k_split(tile_count(t, r.problem), static_cast<int>(ceil_div(r.problem.N, t.bn)),
+                           static_cast<int>(ceil_div(r.problem.K, t.bk)),
+                           current_device().sm_count, static_cast<std::size_t>(t.bm) * t.bn,
+                           r.workspace, r.stream);
     g.grid[0] = static_cast<unsigned>(split.ctas);
     g.grid[1] = g.grid[2] = 1;
   }

@@ -402,6 +402,29 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
   }
 }
 
+// streamk (multistage's kernels as persistent blocks, the last waves cut in K): a cut tile is
+// finished by the block with its last K tiles, which adds the others' partial sums in block order,
+// so a run gives the same bits as the run before it whatever the blocks' timing. Checked twice
+// over at shapes where every tile is cut (2052 x 2052: 153 tiles of 128 x 256) and where whole
+// tiles come first (4200 x 2100: 297 tiles, more than two waves) on the H200's 132 SMs, with K
+// ending inside a K tile and beta != 0; and against the float64 reference.
+TEST(StreamK, CutTilesGiveTheSameBitsEveryRun) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  struct Shape {
+    std::int64_t M, N, K;
+  };
+  for (const Shape& shape : {Shape{2052, 2052, 44}, Shape{4200, 2100, 28}}) {  // aligned for v4
+    testing::DenseProblem problem(shape.M, shape.N, shape.K, 1.25f, -0.5f, rng);
+    for (const auto& v : variant_space("streamk")) {
+      const std::string name = variant_name(v);
+      expect_the_bits_of_twin(problem, shape_name(shape.M, shape.N, shape.K), name, name);
+    }
+  }
+}
+
 // The skinny families (gemvm: M <= 16, gemvn: N <= 16) over the extents that matter to them:
 // each instance fixes a family and its small extent and sweeps K (1, a partial vector, whole
 // warps, uneven slices, an odd length), the other extent (1, off every block, large and odd),

@@ -1,6 +1,8 @@
 // The multistage family without a GPU: its space, the rules its check shares with the template's
 // static_asserts, and what can_run lets it serve and the launch it asks for. It has no pruning
 // hint: where its tiles fill under a quarter of the SMs, the tuner's underfill rule leaves it out.
+// The same for streamk, its kernels as persistent blocks with the last waves cut in K (the split
+// itself: test_stream_k_split.cpp).
 // Every variant compiling without spills: CompileEveryVariant (test_nvrtc_compile.cpp). On the
 // H200: EveryVariant and EveryFamily (test_gpu_correctness.cpp).
 #include <gtest/gtest.h>
@@ -97,6 +99,52 @@ TEST(MultistageCanRun, EveryVariantFitsAnH200AndLaunchesWithTheTemplatesGeometry
     EXPECT_EQ(g.grid[0], static_cast<unsigned>((3000 + bn - 1) / bn));
     EXPECT_EQ(g.grid[1], static_cast<unsigned>((4100 + bm - 1) / bm));
   }
+}
+
+TEST(StreamkSpace, IsMultistagesWinningTileWithItsStagesAndCopyWidths) {
+  std::set<std::string> names;
+  for (const auto& v : variant_space("streamk")) {
+    names.insert(variant_name(v));
+    EXPECT_EQ(precision_of(v), Precision::highest);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "streamk_bm128_bn256_bk8_st3_v1", "streamk_bm128_bn256_bk8_st3_v4",
+                       "streamk_bm128_bn256_bk8_st4_v1", "streamk_bm128_bn256_bk8_st4_v4"}));
+  // The check knows the rules of STREAM_K's own static_asserts, with their messages.
+  const std::string_view source = detail::find_template("multistage.cu").source;
+  const auto& f = detail::find_family("streamk");
+  auto with = [](const std::string& name, const std::string& key, int value) {
+    Variant v = parse_variant(name);
+    for (auto& [k, x] : v.params)
+      if (k == key) x = value;
+    return v;
+  };
+  const std::string spills = f.check_params(with("streamk_bm128_bn256_bk8_st4_v1", "bk", 16));
+  EXPECT_NE(spills.find("no BK 16 with 4-byte copies of B with STREAM_K"), std::string::npos);
+  EXPECT_NE(source.find(spills), std::string_view::npos) << spills;
+  const std::string threads = f.check_params(with("streamk_bm128_bn256_bk8_st4_v4", "bn", 128));
+  EXPECT_NE(threads.find("STREAM_K blocks are 256 threads"), std::string::npos) << threads;
+  EXPECT_NE(source.find(threads), std::string_view::npos) << threads;
+}
+
+TEST(StreamkCanRun, AWorkspaceOfATileAndAFlagPerBlockAndNoPlaceUnderOneWave) {
+  const DeviceInfo h200 = testing::synthetic_h200();
+  const auto& f = detail::find_family("streamk");
+  const Variant v = parse_variant("streamk_bm128_bn256_bk8_st4_v4");
+  // 4096^2: 512 tiles of 128 x 256, more than the 256 blocks a call runs at most.
+  const Problem big = Problem::dense(4096, 4096, 4096, 4);
+  EXPECT_TRUE(can_run(v, h200, big).ok);
+  EXPECT_EQ(f.workspace_bytes(v, big), 256u * (128 * 256 * 4 + 4));
+  EXPECT_TRUE(f.pruning_hint(v, h200, big).empty());
+  // 2048^2 is 128 tiles: no more than the 132 SMs, so nothing would be cut.
+  const std::string why = f.pruning_hint(v, h200, Problem::dense(2048, 2048, 2048, 4));
+  EXPECT_NE(why.find("128 tiles"), std::string::npos) << why;
+  // 17 x 9 = 153 tiles: every one cut, and the tuner times it.
+  EXPECT_TRUE(f.pruning_hint(v, h200, Problem::dense(2049, 2049, 40, 4)).empty());
+  // The kernel numbers tiles with 32 bits.
+  const std::string huge = f.check_problem(v, Problem::dense(2147483647, 2147483647, 1, 4));
+  EXPECT_NE(huge.find("32 bits"), std::string::npos) << huge;
+  EXPECT_TRUE(f.check_problem(v, big).empty());
 }
 
 }  // namespace

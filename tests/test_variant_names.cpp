@@ -39,6 +39,7 @@ TEST(VariantNames, FamilySpacesHaveTheSizesTheDocsGive) {
   EXPECT_EQ(variant_space("clusterk").size(), 72u);
   EXPECT_EQ(variant_space("padded").size(), 10u);
   EXPECT_EQ(variant_space("multistage").size(), 22u);
+  EXPECT_EQ(variant_space("streamk").size(), 4u);
   EXPECT_EQ(variant_space("gemvn").size(), 32u);
   EXPECT_EQ(variant_space("gemvm").size(), 32u);
   EXPECT_EQ(variant_space("gemvmring").size(), 24u);
@@ -47,8 +48,8 @@ TEST(VariantNames, FamilySpacesHaveTheSizesTheDocsGive) {
   EXPECT_EQ(variant_space("tf32wgmma").size(), 56u);
   EXPECT_EQ(variant_space("tf32wgmmapad").size(), 12u);
   // The FP32 families are precision highest's space.
-  EXPECT_EQ(variant_space(Precision::highest).size(), 434u);
-  EXPECT_EQ(variant_space().size(), 522u);
+  EXPECT_EQ(variant_space(Precision::highest).size(), 438u);
+  EXPECT_EQ(variant_space().size(), 526u);
 }
 
 // Warptile's 8 (block, warp) tilings: 64x64 with 32x32 warps; 64x128, 128x64 and 128x128 with 4
