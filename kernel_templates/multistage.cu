@@ -174,18 +174,9 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   const unsigned b_dst = smem_base + (kAStage + b_row * BN + b_col) * 4;
   const int k_tiles = K / BK + (K % BK != 0);  // not (K + BK - 1) / BK: K may be near 2^31
 
-  // K tiles [k_begin, k_end) of tile `tile` of C (row-major over tiles_n tiles per row).
-  auto run_unit = [&](int tile, int tiles_n, int k_begin, int k_end) {
-    const int m0 = tile / tiles_n * BM;
-    const int n0 = tile % tiles_n * BN;
-#if STREAM_K
-    // The blocks that hand this block their partial sums of the tile: first .. blockIdx.x - 1.
-    // Found before the accumulators are live: its 64-bit divisions are calls that would spill them.
-    const int block = static_cast<int>(blockIdx.x);
-    const int first = k_begin > 0 && k_end == k_tiles
-                          ? stream_k::first_block_of_tile(split, k_tiles, tile, block)
-                          : block;
-#endif
+  // K tiles [k_begin, k_end) of the tile of C whose first element is (m0, n0). With STREAM_K, a
+  // block that finishes a cut tile adds the partial sums of blocks first .. blockIdx.x - 1.
+  auto run_unit = [&](int m0, int n0, int k_begin, int k_end, int first) {
     // Remaining extents instead of m0 + row < M: no int overflow for M or N near 2^31.
     const int rem_m = M - m0;
     const int rem_n = N - n0;
@@ -360,6 +351,8 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         for (int i = 0; i < kThreadM * kThreadN; ++i) flat[i] += __ldcg(theirs + i * kThreads);
       }
     }
+#else
+    (void)first;
 #endif
 
 #pragma unroll
@@ -389,15 +382,19 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #if STREAM_K
   // Each unit's copies refill the stages that the previous unit's last fragment loads read: a
   // barrier between them.
+  const int block = static_cast<int>(blockIdx.x);
   bool first_unit = true;
-  stream_k::for_each_stream_k_unit(split, k_tiles, static_cast<int>(blockIdx.x),
-                                   [&](const stream_k::Unit& u) {
-                                     if (!first_unit) __syncthreads();
-                                     first_unit = false;
-                                     run_unit(u.tile, split.tiles_n, u.k_begin, u.k_end);
-                                   });
+  stream_k::for_each_stream_k_unit(split, k_tiles, block, [&](const stream_k::Unit& u) {
+    if (!first_unit) __syncthreads();
+    first_unit = false;
+    // Found before the unit's accumulators are live: its 64-bit divisions are calls around which
+    // ptxas would spill them.
+    const int first = u.k_begin > 0 && u.k_end == k_tiles
+                          ? stream_k::first_block_of_tile(split, k_tiles, u.tile, block)
+                          : block;
+    run_unit(u.tile / split.tiles_n * BM, u.tile % split.tiles_n * BN, u.k_begin, u.k_end, first);
+  });
 #else
-  run_unit(static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x), static_cast<int>(gridDim.x), 0,
-           k_tiles);
+  run_unit(static_cast<int>(blockIdx.y) * BM, static_cast<int>(blockIdx.x) * BN, 0, k_tiles, 0);
 #endif
 }
