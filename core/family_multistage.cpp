@@ -2,7 +2,6 @@
 // cp.async through a ring of shared-memory stages, every warp a 64 x 64 tile of C. Its parameters
 // are the block tile, BK, the stage count and the width of B's copies; the measurements behind
 // them are in docs/kernels.md, and tests/test_multistage_family.cpp pins the space.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -74,24 +73,21 @@ std::string check_streamk(const Variant& v) {
   return {};
 }
 
-std::int64_t tile_count(const MultistageTiles& t, const Problem& p) {
-  return static_cast<std::int64_t>(ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn));
-}
-
 std::string streamk_problem(const Variant& v, const Problem& p) {
-  return stream_k_tiles_fit(tile_count(MultistageTiles(v), p));
+  const MultistageTiles t(v);
+  return stream_k_tiles_fit(p, t.bm, t.bn);
 }
 
 std::size_t streamk_workspace(const Variant& v, const Problem& p) {
   const MultistageTiles t(v);
-  return stream_k_workspace_bytes(tile_count(t, p), static_cast<std::size_t>(t.bm) * t.bn);
+  return stream_k_workspace_bytes(p, t.bm, t.bn);
 }
 
-// Under one wave of tiles every block takes one whole tile (stream_k.cuh cuts only the tiles of
-// the last waves, and only where there are more tiles than SMs): multistage's own grid, which the
-// tuner times already.
+// With no more tiles than SMs the split runs a block per tile and cuts none (stream_k_split.hpp):
+// multistage's own grid, which the tuner times already.
 std::string streamk_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
-  const std::int64_t tiles = tile_count(MultistageTiles(v), p);
+  const MultistageTiles t(v);
+  const std::int64_t tiles = stream_k_tiles(p, t.bm, t.bn);
   if (device.sm_count > 0 && tiles <= device.sm_count)
     return "its " + std::to_string(tiles) + " tiles are no more than the " +
            std::to_string(device.sm_count) + " SMs: a whole tile per block, as multistage runs it";
@@ -100,10 +96,8 @@ std::string streamk_pruning_hint(const Variant& v, const DeviceInfo& device, con
 
 void enqueue_streamk(const LaunchRequest& r) {
   const MultistageTiles t(r.variant);
-  stream_k::WorkSplit split = stream_k_split(
-      tile_count(t, r.problem), static_cast<int>(ceil_div(r.problem.N, t.bn)),
-      static_cast<int>(ceil_div(r.problem.K, t.bk)), current_device().sm_count,
-      static_cast<std::size_t>(t.bm) * t.bn, r.workspace, r.stream);
+  stream_k::WorkSplit split =
+      stream_k_split(r.problem, t.bm, t.bn, t.bk, current_device().sm_count, r.workspace, r.stream);
   LaunchGeometry g = multistage_geometry(r.variant, r.problem);
   g.grid[0] = static_cast<unsigned>(split.ctas);
   g.grid[1] = g.grid[2] = 1;

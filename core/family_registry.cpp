@@ -34,11 +34,11 @@ void check_family(const Family& f) {
 // Never destroyed: a background tuning thread may still ask it while the process exits.
 std::vector<Family>& registry() {
   static auto& all = *new std::vector<Family>([] {
-    std::vector<Family> list = {naive_family(),     tiled_family(),     warptile_family(),
-                                splitk_family(),    padded_family(),    clusterk_family(),
-                                multistage_family(), streamk_family(), gemvn_family(),    gemvm_family(),
-                                gemvmring_family(), gemvnring_family(), tf32mma_family(),
-                                tf32wgmma_family(), tf32wgmmapad_family()};
+    std::vector<Family> list = {naive_family(),      tiled_family(),     warptile_family(),
+                                splitk_family(),     padded_family(),    clusterk_family(),
+                                multistage_family(), streamk_family(),   gemvn_family(),
+                                gemvm_family(),      gemvmring_family(), gemvnring_family(),
+                                tf32mma_family(),    tf32wgmma_family(), tf32wgmmapad_family()};
     for (const auto& f : list) check_family(f);
     return list;
   }());

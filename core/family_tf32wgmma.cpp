@@ -80,13 +80,9 @@ LaunchGeometry tf32wgmma_geometry(const Variant& v, const Problem& p) {
 // to C only: the unaligned problems are tf32wgmmapad's and tf32mma's v1 variants'.
 int tf32wgmma_alignment(const Variant&) { return 4; }
 
-std::int64_t tile_count(const WgmmaTiles& t, const Problem& p) {
-  return static_cast<std::int64_t>(ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn));
-}
-
 std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
   const WgmmaTiles t(v);
-  return t.stream_k == 1 ? stream_k_tiles_fit(tile_count(t, p)) : std::string();
+  return t.stream_k == 1 ? stream_k_tiles_fit(p, t.bm, t.bn) : std::string();
 }
 
 // With sk 1 the blocks are persistent and their partial tiles and flags are the workspace
@@ -94,7 +90,7 @@ std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
 std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p) {
   const WgmmaTiles t(v);
   if (t.stream_k == 0) return 0;
-  return stream_k_workspace_bytes(tile_count(t, p), static_cast<std::size_t>(t.bm) * t.bn);
+  return stream_k_workspace_bytes(p, t.bm, t.bn);
 }
 
 // The GEMM signature every template shares, then the tensor maps of A (BM rows x 32 floats of K
@@ -113,10 +109,8 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
   LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
   stream_k::WorkSplit split{};
   if (t.stream_k == 1) {
-    split = stream_k_split(tile_count(t, r.problem), static_cast<int>(ceil_div(r.problem.N, t.bn)),
-                           static_cast<int>(ceil_div(r.problem.K, t.bk)),
-                           current_device().sm_count, static_cast<std::size_t>(t.bm) * t.bn,
-                           r.workspace, r.stream);
+    split = stream_k_split(r.problem, t.bm, t.bn, t.bk, current_device().sm_count, r.workspace,
+                           r.stream);
     g.grid[0] = static_cast<unsigned>(split.ctas);
     g.grid[1] = g.grid[2] = 1;
   }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cuda_check.hpp"
+#include "family.hpp"
 
 namespace tilemm::detail {
 namespace {
@@ -14,26 +15,34 @@ std::int64_t blocks_for(std::int64_t tiles, std::int64_t sm_count) {
 
 }  // namespace
 
-std::string stream_k_tiles_fit(std::int64_t tiles) {
-  if (tiles > std::numeric_limits<int>::max())
+std::int64_t stream_k_tiles(const Problem& p, int bm, int bn) {
+  return static_cast<std::int64_t>(ceil_div(p.M, bm) * ceil_div(p.N, bn));
+}
+
+std::string stream_k_tiles_fit(const Problem& p, int bm, int bn) {
+  if (stream_k_tiles(p, bm, bn) > std::numeric_limits<int>::max())
     return "with stream-K the tiles of C are numbered with 32 bits; this C has more";
   return {};
 }
 
-std::size_t stream_k_workspace_bytes(std::int64_t tiles, std::size_t tile_floats) {
-  const auto blocks = static_cast<std::size_t>(blocks_for(tiles, kMaxStreamKBlocks));
-  return blocks * (tile_floats * sizeof(float) + sizeof(int));
+std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn) {
+  const auto blocks =
+      static_cast<std::size_t>(blocks_for(stream_k_tiles(p, bm, bn), kMaxStreamKBlocks));
+  return blocks * (static_cast<std::size_t>(bm) * static_cast<std::size_t>(bn) * sizeof(float) +
+                   sizeof(int));
 }
 
-stream_k::WorkSplit stream_k_split(std::int64_t tiles, int tiles_n, int k_tiles, int sm_count,
-                                   std::size_t tile_floats, float* workspace, cudaStream_t stream) {
+stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int sm_count,
+                                   float* workspace, cudaStream_t stream) {
   stream_k::WorkSplit w{};
-  w.tiles = tiles;
-  w.tiles_n = tiles_n;
-  w.ctas = static_cast<int>(blocks_for(tiles, sm_count));
-  w.dp_tiles = stream_k::whole_tiles(w.tiles, w.ctas, k_tiles);
+  w.tiles = stream_k_tiles(p, bm, bn);
+  w.tiles_n = static_cast<int>(ceil_div(p.N, bn));
+  w.ctas = static_cast<int>(blocks_for(w.tiles, sm_count));
+  w.dp_tiles = stream_k::whole_tiles(w.tiles, w.ctas, static_cast<int>(ceil_div(p.K, bk)));
   w.partials = workspace;
-  w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(w.ctas) * tile_floats);
+  w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(w.ctas) *
+                                                   static_cast<std::size_t>(bm) *
+                                                   static_cast<std::size_t>(bn));
   TILEMM_CUDA(cudaMemsetAsync(w.flags, 0, sizeof(int) * static_cast<std::size_t>(w.ctas), stream));
   return w;
 }

@@ -1,6 +1,7 @@
 // The host side of the stream-K work split (kernel_templates/stream_k.cuh), for the families whose
-// kernels take one with STREAM_K 1 (tf32wgmma, streamk): its workspace, the blocks a call runs and
-// the split their enqueue passes as the kernel's last parameter.
+// kernels take one with STREAM_K 1 (tf32wgmma, streamk): the tiles, the workspace, the blocks a
+// call runs and the split their enqueue passes as the kernel's last parameter. A family gives its
+// block tile (BM x BN of C, BK of K); every rule of the split is here or in the header.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "../kernel_templates/stream_k.cuh"
+#include "tilemm/variant.hpp"
 
 namespace tilemm::detail {
 
@@ -17,17 +19,21 @@ namespace tilemm::detail {
 // tile and a flag for each.
 inline constexpr std::int64_t kMaxStreamKBlocks = 256;
 
-// Why a C of `tiles` tiles cannot be split (the kernels number tiles with 32 bits), or empty.
-std::string stream_k_tiles_fit(std::int64_t tiles);
+// The bm x bn tiles that cover the problem's C.
+std::int64_t stream_k_tiles(const Problem& p, int bm, int bn);
 
-// The workspace of a call on `tiles` tiles of `tile_floats` floats each: a partial tile and a flag
-// per block.
-std::size_t stream_k_workspace_bytes(std::int64_t tiles, std::size_t tile_floats);
+// Why the problem's C cannot be split into bm x bn tiles (the kernels number tiles with 32 bits),
+// or empty.
+std::string stream_k_tiles_fit(const Problem& p, int bm, int bn);
 
-// How `tiles` tiles (`tiles_n` per row) of `k_tiles` K tiles each are shared among persistent
-// blocks, one per SM at most (stream_k.cuh), with their partial tiles and flags in `workspace`
-// (stream_k_workspace_bytes). Zeroes the flags on `stream` (checked), as the kernel expects.
-stream_k::WorkSplit stream_k_split(std::int64_t tiles, int tiles_n, int k_tiles, int sm_count,
-                                   std::size_t tile_floats, float* workspace, cudaStream_t stream);
+// The workspace of a call: a bm x bn partial tile and a flag per block.
+std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn);
+
+// How the bm x bn tiles (of bk K tiles each) are shared among persistent blocks, one per SM at
+// most and never more than the tiles (stream_k.cuh), with their partial tiles and flags in
+// `workspace` (stream_k_workspace_bytes). Zeroes the flags on `stream` (checked), as the kernels
+// expect.
+stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int sm_count,
+                                   float* workspace, cudaStream_t stream);
 
 }  // namespace tilemm::detail

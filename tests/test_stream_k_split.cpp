@@ -19,13 +19,19 @@ namespace {
 
 TEST(StreamKSplit, TheWorkspaceHoldsATileAndAFlagPerBlockUpToTheMostBlocks) {
   constexpr std::size_t kTile = 128 * 256;
-  EXPECT_EQ(detail::stream_k_workspace_bytes(1, kTile), kTile * 4 + 4);
-  EXPECT_EQ(detail::stream_k_workspace_bytes(100, kTile), 100 * (kTile * 4 + 4));
-  EXPECT_EQ(detail::stream_k_workspace_bytes(1 << 20, kTile),
+  // Tiles of 128 x 256, edge tiles included.
+  EXPECT_EQ(detail::stream_k_tiles(Problem::dense(1, 1, 1, 1), 128, 256), 1);
+  EXPECT_EQ(detail::stream_k_tiles(Problem::dense(1281, 2560, 8, 1), 128, 256), 11 * 10);
+  EXPECT_EQ(detail::stream_k_workspace_bytes(Problem::dense(128, 256, 8, 4), 128, 256),
+            kTile * 4 + 4);
+  EXPECT_EQ(detail::stream_k_workspace_bytes(Problem::dense(1281, 2560, 8, 1), 128, 256),
+            110 * (kTile * 4 + 4));
+  EXPECT_EQ(detail::stream_k_workspace_bytes(Problem::dense(8192, 8192, 8, 4), 128, 256),
             static_cast<std::size_t>(detail::kMaxStreamKBlocks) * (kTile * 4 + 4));
-  EXPECT_TRUE(detail::stream_k_tiles_fit(std::int64_t{1} << 31).find("32 bits") !=
-              std::string::npos);
-  EXPECT_TRUE(detail::stream_k_tiles_fit((std::int64_t{1} << 31) - 1).empty());
+  // 2^31 tiles of 1 x 1 do not fit the kernels' 32-bit tile numbers; one fewer does.
+  EXPECT_NE(detail::stream_k_tiles_fit(Problem::dense(65536, 32768, 1, 1), 1, 1).find("32 bits"),
+            std::string::npos);
+  EXPECT_TRUE(detail::stream_k_tiles_fit(Problem::dense(2147483647, 1, 1, 1), 1, 1).empty());
 }
 
 // cmake/embed_templates.cmake pastes the header into each template that includes it: NVRTC gets
