@@ -22,7 +22,9 @@ namespace {
 
 std::vector<std::string> copy_kernel(const Variant&) { return {"_copy"}; }
 
-std::size_t copies_bytes(const Variant&, const Problem& p) { return aligned_copies_bytes(p); }
+std::size_t copies_bytes(const Variant&, const Problem& p, const DeviceInfo&) {
+  return aligned_copies_bytes(p);
+}
 
 std::string aligned_problem_hint(const Variant&, const DeviceInfo&, const Problem& p) {
   if (p.alignment >= 4) return "the problem is aligned: the kernels run without the copies";

@@ -28,7 +28,7 @@ cudaKernel_t ModuleKernels::extra_kernel(std::string_view suffix) const {
 
 std::string any_combination(const Variant&) { return {}; }
 int any_alignment(const Variant&) { return 1; }
-std::size_t no_workspace(const Variant&, const Problem&) { return 0; }
+std::size_t no_workspace(const Variant&, const Problem&, const DeviceInfo&) { return 0; }
 std::vector<std::string> no_extra_kernels(const Variant&) { return {}; }
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&) { return {}; }
 std::string any_problem(const Variant&, const Problem&) { return {}; }

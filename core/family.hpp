@@ -71,8 +71,9 @@ struct LaunchRequest {
   const ModuleKernels& kernels;
   const GemmArgs& args;    // validated: M and N > 0, and can_run passed for `problem`
   const Problem& problem;  // args.problem()
-  // family.workspace_bytes(variant, problem) bytes of device memory, ordered on `stream` and
-  // aligned for float4, or nullptr when that is 0. Freed (stream-ordered) after enqueue returns.
+  // family.workspace_bytes(variant, problem, current_device()) bytes of device memory, ordered on
+  // `stream` and aligned for float4, or nullptr when that is 0. Freed (stream-ordered) after
+  // enqueue returns.
   float* workspace;
   cudaStream_t stream;
 };
@@ -80,7 +81,7 @@ struct LaunchRequest {
 // The defaults of Family's fields.
 std::string any_combination(const Variant&);                      // check_params: always valid
 int any_alignment(const Variant&);                                // required_alignment: 1
-std::size_t no_workspace(const Variant&, const Problem&);         // workspace_bytes: 0
+std::size_t no_workspace(const Variant&, const Problem&, const DeviceInfo&);  // workspace_bytes: 0
 std::vector<std::string> no_extra_kernels(const Variant&);        // extra_kernels: none
 void enqueue_gemm(const LaunchRequest& request);                  // enqueue: see below
 std::string might_win(const Variant&, const DeviceInfo&, const Problem&);  // pruning_hint: ""
@@ -131,9 +132,11 @@ struct Family {
   std::size_t (*shared_bytes)(const Variant&) = nullptr;
   // Alignment class (1, 2 or 4 floats) a problem needs for this variant.
   int (*required_alignment)(const Variant&) = any_alignment;
-  // Device memory one call needs besides A, B and C, bytes; launch() takes it from the stream's
-  // pool and hands it to enqueue. can_run refuses a variant whose workspace exceeds 1 GiB.
-  std::size_t (*workspace_bytes)(const Variant&, const Problem&) = no_workspace;
+  // Device memory one call on `device` needs besides A, B and C, bytes; launch() takes it from
+  // the stream's pool and hands it to enqueue. can_run refuses a variant whose workspace exceeds
+  // 1 GiB.
+  std::size_t (*workspace_bytes)(const Variant&, const Problem&,
+                                 const DeviceInfo& device) = no_workspace;
 
   // -D options every variant of the family is compiled with, after TILEMM_KERNEL_NAME and the
   // parameters' macros.

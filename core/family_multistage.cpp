@@ -78,19 +78,19 @@ std::string streamk_problem(const Variant& v, const Problem& p) {
   return stream_k_tiles_fit(p, t.bm, t.bn);
 }
 
-std::size_t streamk_workspace(const Variant& v, const Problem& p) {
+std::size_t streamk_workspace(const Variant& v, const Problem& p, const DeviceInfo& device) {
   const MultistageTiles t(v);
-  return stream_k_workspace_bytes(p, t.bm, t.bn);
+  return stream_k_workspace_bytes(p, t.bm, t.bn, t.bk, device.sm_count);
 }
 
-// With no more tiles than SMs the split runs a block per tile and cuts none (stream_k_split.hpp):
+// Where the split runs a block per tile and cuts none (stream_k::persistent_blocks), the kernel is
 // multistage's own grid, which the tuner times already.
 std::string streamk_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
   const MultistageTiles t(v);
   const std::int64_t tiles = stream_k_tiles(p, t.bm, t.bn);
-  if (device.sm_count > 0 && tiles <= device.sm_count)
-    return "its " + std::to_string(tiles) + " tiles are no more than the " +
-           std::to_string(device.sm_count) + " SMs: a whole tile per block, as multistage runs it";
+  if (device.sm_count > 0 && stream_k_blocks(p, t.bm, t.bn, t.bk, device.sm_count) == tiles)
+    return "its " + std::to_string(tiles) + " tiles go one to a block, uncut, on the " +
+           std::to_string(device.sm_count) + " SMs: multistage's own launch";
   return {};
 }
 

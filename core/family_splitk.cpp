@@ -16,7 +16,7 @@ namespace tilemm::detail {
 namespace {
 
 // The slices: k_slices dense M x aligned_ld(N) partial products, each row 16-byte aligned.
-std::size_t slices_bytes(const Variant& v, const Problem& p) {
+std::size_t slices_bytes(const Variant& v, const Problem& p, const DeviceInfo&) {
   return static_cast<std::size_t>(k_slices(v)) * static_cast<std::size_t>(p.M) *
          static_cast<std::size_t>(aligned_ld(p.N)) * sizeof(float);
 }

@@ -87,10 +87,10 @@ std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
 
 // With sk 1 the blocks are persistent and their partial tiles and flags are the workspace
 // (core/stream_k_split.hpp).
-std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p) {
+std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p, const DeviceInfo& device) {
   const WgmmaTiles t(v);
   if (t.stream_k == 0) return 0;
-  return stream_k_workspace_bytes(p, t.bm, t.bn);
+  return stream_k_workspace_bytes(p, t.bm, t.bn, t.bk, device.sm_count);
 }
 
 // The GEMM signature every template shares, then the tensor maps of A (BM rows x 32 floats of K
@@ -118,8 +118,8 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
 }
 
 // tf32wgmmapad: the copies of A and B first in the workspace, then tf32wgmma's own (sk 1).
-std::size_t tf32wgmmapad_workspace(const Variant& v, const Problem& p) {
-  return aligned_copies_bytes(p) + tf32wgmma_workspace(v, p);
+std::size_t tf32wgmmapad_workspace(const Variant& v, const Problem& p, const DeviceInfo& device) {
+  return aligned_copies_bytes(p) + tf32wgmma_workspace(v, p, device);
 }
 
 // The copies of A and B (their rows 128-byte aligned), then the kernel on them, writing the

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cuda_check.hpp"
+#include "tilemm/device.hpp"
 
 namespace tilemm::detail {
 namespace {
@@ -59,7 +60,7 @@ void StreamWorkspace::release() {
 void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
   const Family& family = *kernel.family;
   const Problem problem = args.problem();
-  const std::size_t bytes = family.workspace_bytes(kernel.variant, problem);
+  const std::size_t bytes = family.workspace_bytes(kernel.variant, problem, current_device());
   if (bytes == 0) {
     family.enqueue({family, kernel.variant, kernel.kernels, args, problem, nullptr, stream});
     return;

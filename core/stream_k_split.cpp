@@ -7,14 +7,6 @@
 #include "family.hpp"
 
 namespace tilemm::detail {
-namespace {
-
-std::int64_t blocks_for(std::int64_t tiles, std::int64_t sm_count) {
-  return std::max<std::int64_t>(1, std::min({tiles, sm_count, kMaxStreamKBlocks}));
-}
-
-}  // namespace
-
 std::int64_t stream_k_tiles(const Problem& p, int bm, int bn) {
   return static_cast<std::int64_t>(ceil_div(p.M, bm) * ceil_div(p.N, bn));
 }
@@ -25,9 +17,13 @@ std::string stream_k_tiles_fit(const Problem& p, int bm, int bn) {
   return {};
 }
 
-std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn) {
-  const auto blocks =
-      static_cast<std::size_t>(blocks_for(stream_k_tiles(p, bm, bn), kMaxStreamKBlocks));
+int stream_k_blocks(const Problem& p, int bm, int bn, int bk, int sm_count) {
+  return stream_k::persistent_blocks(stream_k_tiles(p, bm, bn), static_cast<int>(ceil_div(p.K, bk)),
+                                     sm_count);
+}
+
+std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn, int bk, int sm_count) {
+  const auto blocks = static_cast<std::size_t>(stream_k_blocks(p, bm, bn, bk, sm_count));
   return blocks * (static_cast<std::size_t>(bm) * static_cast<std::size_t>(bn) * sizeof(float) +
                    sizeof(int));
 }
@@ -37,7 +33,7 @@ stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int
   stream_k::WorkSplit w{};
   w.tiles = stream_k_tiles(p, bm, bn);
   w.tiles_n = static_cast<int>(ceil_div(p.N, bn));
-  w.ctas = static_cast<int>(blocks_for(w.tiles, sm_count));
+  w.ctas = stream_k_blocks(p, bm, bn, bk, sm_count);
   w.dp_tiles = stream_k::whole_tiles(w.tiles, w.ctas, static_cast<int>(ceil_div(p.K, bk)));
   w.partials = workspace;
   w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(w.ctas) *

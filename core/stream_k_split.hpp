@@ -15,10 +15,6 @@
 
 namespace tilemm::detail {
 
-// The most persistent blocks one call runs, whatever the SM count: the workspace holds a partial
-// tile and a flag for each.
-inline constexpr std::int64_t kMaxStreamKBlocks = 256;
-
 // The bm x bn tiles that cover the problem's C.
 std::int64_t stream_k_tiles(const Problem& p, int bm, int bn);
 
@@ -26,11 +22,14 @@ std::int64_t stream_k_tiles(const Problem& p, int bm, int bn);
 // or empty.
 std::string stream_k_tiles_fit(const Problem& p, int bm, int bn);
 
-// The workspace of a call: a bm x bn partial tile and a flag per block.
-std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn);
+// The persistent blocks of a call on `sm_count` SMs (stream_k::persistent_blocks).
+int stream_k_blocks(const Problem& p, int bm, int bn, int bk, int sm_count);
 
-// How the bm x bn tiles (of bk K tiles each) are shared among persistent blocks, one per SM at
-// most and never more than the tiles (stream_k.cuh), with their partial tiles and flags in
+// The workspace of a call on `sm_count` SMs: a bm x bn partial tile and a flag per block.
+std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn, int bk, int sm_count);
+
+// How the bm x bn tiles (of bk K tiles each) are shared among persistent blocks
+// (stream_k_blocks), with their partial tiles and flags in
 // `workspace` (stream_k_workspace_bytes). Zeroes the flags on `stream` (checked), as the kernels
 // expect.
 stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int sm_count,

@@ -211,7 +211,7 @@ Verdict can_run(const Variant& v, const DeviceInfo& device, const Problem& probl
   // the allocation is a surprise for the application (and could fail mid-call), and no family
   // that needs one is for such sizes (small M x N; odd leading dimensions around N ~ 4096).
   constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
-  if (const std::size_t bytes = family->workspace_bytes(v, problem);
+  if (const std::size_t bytes = family->workspace_bytes(v, problem, device);
       bytes > kMaxWorkspace)
     return no("its workspace of " + std::to_string(bytes >> 20) + " MiB exceeds the " +
               std::to_string(kMaxWorkspace >> 20) + " MiB limit");

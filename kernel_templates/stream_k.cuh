@@ -21,12 +21,12 @@ namespace stream_k {
 // The work of a block with STREAM_K 1 (the host fills a WorkSplit, core/stream_k_split.cpp).
 // The `ctas` blocks are persistent: block c takes the tiles c, c + ctas, ... below dp_tiles whole,
 // then its share of the K tiles of the tiles from dp_tiles on (the last wave, or the last and the
-// remainder), cut evenly in K tiles across the blocks in order: K tiles [units c / ctas,
-// units (c + 1) / ctas) of them, counted tile by tile. A tile cut between blocks is summed by the
-// block that holds its last K tiles: the others leave their partial sums in `partials` (one
-// tile's per block: a block hands on at most one, the first of its cut-tile units) and raise their
-// flag; it waits for the flags and adds the partials in block order, so the result does not depend
-// on timing. The flags are zero at launch.
+// remainder, or all of them where they are fewer than the blocks), cut evenly in K tiles across
+// the blocks in order: K tiles [units c / ctas, units (c + 1) / ctas) of them, counted tile by
+// tile. A tile cut between blocks is summed by the block that holds its last K tiles: the others
+// leave their partial sums in `partials` (one tile's per block: a block hands on at most one, the
+// first of its cut-tile units) and raise their flag; it waits for the flags and adds the partials
+// in block order, so the result does not depend on timing. The flags are zero at launch.
 struct WorkSplit {
   long long tiles;     // tiles of C
   long long dp_tiles;  // tiles done whole, round robin
@@ -42,11 +42,32 @@ struct Unit {
   int k_begin, k_end;
 };
 
+// The most persistent blocks of one call, whatever the SM count: the workspace holds a partial
+// tile and a flag for each.
+constexpr int kMaxBlocks = 256;
+// The fewest K tiles a block takes where tiles fewer than the blocks are all cut: a share is then
+// several times the copies in flight, not mostly their start and end.
+constexpr int kMinShareBelowOneWave = 16;
+
+// The persistent blocks of a split of `tiles` tiles of `k_tiles` K tiles each on `sms` SMs: one
+// per SM, up to kMaxBlocks. With fewer tiles than that: every tile cut in K across all of them
+// where a block per tile would leave at least half the SMs idle and each block still gets
+// kMinShareBelowOneWave K tiles; else a block per tile, nothing cut (a plain grid's launch).
+TILEMM_INDEX_MAP int persistent_blocks(long long tiles, int k_tiles, int sms) {
+  const int most = sms < 1 ? 1 : sms < kMaxBlocks ? sms : kMaxBlocks;
+  if (tiles >= most) return most;
+  if (tiles * 2 <= most &&
+      tiles * k_tiles >= static_cast<long long>(most) * kMinShareBelowOneWave)
+    return most;
+  return tiles < 1 ? 1 : static_cast<int>(tiles);
+}
+
 // The tiles done whole, round robin, of `tiles` over `blocks` persistent blocks: all where they
-// come out in whole waves or K has fewer than two tiles to cut, else all but the last full wave
-// and the remainder, which are cut in K.
+// come out in whole waves or K has fewer than two tiles to cut; none where they are fewer than
+// the blocks (all are cut); else all but the last full wave and the remainder, which are cut in K.
 TILEMM_INDEX_MAP long long whole_tiles(long long tiles, int blocks, int k_tiles) {
-  return tiles % blocks == 0 || k_tiles < 2 ? tiles : (tiles / blocks - 1) * blocks;
+  if (tiles % blocks == 0 || k_tiles < 2) return tiles;
+  return tiles < blocks ? 0 : (tiles / blocks - 1) * blocks;
 }
 
 // The K tiles of the cut tiles that blocks before `block` take: where its share starts.

@@ -142,7 +142,7 @@ TEST(CanRun, SkinnySplitsUseClustersNotWorkspaces) {
       const int size = v.params.front().second;
       const Problem p = family == std::string("gemvn") ? Problem::dense(kLarge, size, 64, 4)
                                                        : Problem::dense(size, kLarge, 64, 4);
-      EXPECT_EQ(f.workspace_bytes(v, p), 0u) << variant_name(v);
+      EXPECT_EQ(f.workspace_bytes(v, p, h200), 0u) << variant_name(v);
       EXPECT_TRUE(f.extra_kernels(v).empty()) << variant_name(v);
       EXPECT_TRUE(can_run(v, h200, p).ok) << variant_name(v) << ": " << can_run(v, h200, p).reason;
       const Verdict old_gpu = can_run(v, a100, p);

@@ -53,7 +53,7 @@ LaunchGeometry sliced_geometry(const Variant& v, const Problem& p) {
 std::size_t no_shared_memory(const Variant&) { return 0; }
 
 // The slices' dense M x N partial products; none for one slice, which writes C directly.
-std::size_t partials_bytes(const Variant& v, const Problem& p) {
+std::size_t partials_bytes(const Variant& v, const Problem& p, const DeviceInfo&) {
   if (slices(v) == 1) return 0;
   return static_cast<std::size_t>(slices(v)) * static_cast<std::size_t>(p.M) *
          static_cast<std::size_t>(p.N) * sizeof(float);

@@ -235,7 +235,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{211, 13, 1001, 1.0f, 0.0f, 3, 3, 3},
                       // More tiles than an H200 has SMs for every tf32wgmma tile, not in whole
                       // waves: persistent blocks (sk 1) cut tiles in K and hand partial sums on.
-                      Case{3076, 1540, 68, 1.25f, 0.5f}),
+                      Case{3076, 1540, 68, 1.25f, 0.5f},
+                      // Fewer tiles than half the SMs for every tf32wgmma and streamk tile, and K
+                      // long enough that each is cut across several blocks.
+                      Case{300, 516, 7000, 1.25f, 0.5f}),
     case_name);
 
 // One variant of each family, chosen as the one that needs the most alignment the problem has
@@ -405,9 +408,11 @@ TEST(ClusterK, SumsTheSlicesExactlyAsSplitKDoes) {
 // streamk (multistage's kernels as persistent blocks, the last waves cut in K): a cut tile is
 // finished by the block with its last K tiles, which adds the others' partial sums in block order,
 // so a run gives the same bits as the run before it whatever the blocks' timing. Checked twice
-// over at shapes where every tile is cut (2052 x 2052: 153 tiles of 128 x 256) and where whole
-// tiles come first (4200 x 2100: 297 tiles, more than two waves) on the H200's 132 SMs, with K
-// ending inside a K tile and beta != 0; and against the float64 reference.
+// over at shapes where every tile is cut (2052 x 2052: 153 tiles of 128 x 256), where whole
+// tiles come first (4200 x 2100: 297 tiles, more than two waves) and where the tiles are fewer
+// than the blocks and each is cut across several (300 x 2100 x 700: 27 tiles of 88 K tiles), on
+// the H200's 132 SMs, with edge tiles, K ending inside a K tile and beta != 0; and against the
+// float64 reference.
 TEST(StreamK, CutTilesGiveTheSameBitsEveryRun) {
   TILEMM_REQUIRE_DEVICE();
   if (current_device().cc_major < 8)
@@ -418,7 +423,8 @@ TEST(StreamK, CutTilesGiveTheSameBitsEveryRun) {
   struct Shape {
     std::int64_t M, N, K;
   };
-  for (const Shape& shape : {Shape{2052, 2052, 44}, Shape{4200, 2100, 28}}) {  // aligned for v4
+  // Aligned for v4.
+  for (const Shape& shape : {Shape{2052, 2052, 44}, Shape{4200, 2100, 28}, Shape{300, 2100, 700}}) {
     testing::DenseProblem problem(shape.M, shape.N, shape.K, 1.25f, -0.5f, rng);
     for (const auto& v : variant_space("streamk")) {
       const std::string name = variant_name(v);

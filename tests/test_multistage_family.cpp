@@ -127,20 +127,27 @@ TEST(StreamkSpace, IsMultistagesWinningTileWithItsStagesAndCopyWidths) {
   EXPECT_NE(source.find(threads), std::string_view::npos) << threads;
 }
 
-TEST(StreamkCanRun, AWorkspaceOfATileAndAFlagPerBlockAndNoPlaceUnderOneWave) {
+TEST(StreamkCanRun, AWorkspaceOfATileAndAFlagPerBlockAndNoPlaceWhereEachBlockTakesOneTile) {
   const DeviceInfo h200 = testing::synthetic_h200();
   const auto& f = detail::find_family("streamk");
   const Variant v = parse_variant("streamk_bm128_bn256_bk8_st4_v4");
-  // 4096^2: 512 tiles of 128 x 256, more than the 256 blocks a call runs at most.
+  // 4096^2: 512 tiles of 128 x 256, a block per SM.
   const Problem big = Problem::dense(4096, 4096, 4096, 4);
   EXPECT_TRUE(can_run(v, h200, big).ok);
-  EXPECT_EQ(f.workspace_bytes(v, big), 256u * (128 * 256 * 4 + 4));
+  EXPECT_EQ(f.workspace_bytes(v, big, h200), 132u * (128 * 256 * 4 + 4));
   EXPECT_TRUE(f.pruning_hint(v, h200, big).empty());
-  // 2048^2 is 128 tiles: no more than the 132 SMs, so nothing would be cut.
+  // 2048^2 is 128 tiles: a block per tile, nothing cut (more than half the SMs have a tile).
   const std::string why = f.pruning_hint(v, h200, Problem::dense(2048, 2048, 2048, 4));
-  EXPECT_NE(why.find("128 tiles"), std::string::npos) << why;
-  // 17 x 9 = 153 tiles: every one cut, and the tuner times it.
+  EXPECT_NE(why.find("128 tiles go one to a block"), std::string::npos) << why;
+  // 17 x 9 = 153 tiles: the last cut, and the tuner times it.
   EXPECT_TRUE(f.pruning_hint(v, h200, Problem::dense(2049, 2049, 40, 4)).empty());
+  // 128 x 8192 x 8192 is 32 tiles of 1024 K tiles: all cut over the 132 SMs, timed.
+  const Problem wide = Problem::dense(128, 8192, 8192, 4);
+  EXPECT_TRUE(f.pruning_hint(v, h200, wide).empty());
+  EXPECT_EQ(f.workspace_bytes(v, wide, h200), 132u * (128 * 256 * 4 + 4));
+  // 32 tiles of 4 K tiles: too little K to cut, a block per tile.
+  EXPECT_NE(f.pruning_hint(v, h200, Problem::dense(128, 8192, 32, 4)).find("32 tiles"),
+            std::string::npos);
   // The kernel numbers tiles with 32 bits.
   const std::string huge = f.check_problem(v, Problem::dense(2147483647, 2147483647, 1, 4));
   EXPECT_NE(huge.find("32 bits"), std::string::npos) << huge;
