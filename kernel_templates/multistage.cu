@@ -48,6 +48,7 @@
 #define STREAM_K 0
 #endif
 
+#include "cp_async.cuh"   // the copies of A and B
 #include "stream_k.cuh"  // the work split of STREAM_K 1
 
 // Derived, not parameters: every warp computes a 64 x 64 tile of C; its lanes form a 4 x 8 grid
@@ -98,38 +99,6 @@ static_assert(!(STREAM_K && BK == 16 && VEC == 1),
               "no BK 16 with 4-byte copies of B with STREAM_K: ptxas spills their registers");
 static_assert(STREAM_K == 0 || kThreads == 256,
               "STREAM_K blocks are 256 threads, one per SM: all of them are resident at once");
-
-// 4 or 16 bytes from global to shared memory, asynchronously.
-static __device__ __forceinline__ void copy4(unsigned dst, const float* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-static __device__ __forceinline__ void copy16(unsigned dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-// The same, of which only the first `bytes` are read and the rest are zeros (0: reads nothing).
-static __device__ __forceinline__ void copy4_or_zeros(unsigned dst, const float* src,
-                                                      unsigned bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void copy16_or_zeros(unsigned dst, const float* src,
-                                                       unsigned bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most `kPending` of this thread's committed copy groups are still in flight.
-template <int kPending>
-static __device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-static __device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned long long address;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(p));
-  return static_cast<unsigned>(address);
-}
 
 // c[0..3] = alpha * v + beta * c[0..3] in one float4 store (c is 16-byte aligned). With beta == 0
 // C is not read: it may hold NaN.
@@ -196,17 +165,15 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       for (int p = 0; p < kACopies; ++p) {
         const int row = (p * kARowStep) % BM;  // added to a_row, which is < kARowStep
         const int chunk = (p * kARowStep) / BM;
-        copy4(ad + (chunk * 8 * kAStride + row) * 4,
+        copy_async<4>(ad + (chunk * 8 * kAStride + row) * 4,
               as + static_cast<long long>(row) * lda + chunk * 8);
       }
       const float* bs = b_src + static_cast<long long>(tile) * BK * ldb;
       const unsigned bd = b_dst + static_cast<unsigned>(stage * kStage * 4);
 #pragma unroll
       for (int p = 0; p < kBCopies; ++p) {
-        if constexpr (VEC == 4)
-          copy16(bd + p * kBRowStep * BN * 4, bs + static_cast<long long>(p) * kBRowStep * ldb);
-        else
-          copy4(bd + p * kBRowStep * BN * 4, bs + static_cast<long long>(p) * kBRowStep * ldb);
+        copy_async<VEC * 4>(bd + p * kBRowStep * BN * 4,
+                            bs + static_cast<long long>(p) * kBRowStep * ldb);
       }
     };
     auto copy_edge_tile = [&](int tile, int stage) {
@@ -218,7 +185,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         const int row = (p * kARowStep) % BM;
         const int chunk = (p * kARowStep) / BM;
         const bool in = row < a_rows_left && chunk * 8 + a_k < k_left;
-        copy4_or_zeros(ad + (chunk * 8 * kAStride + row) * 4,
+        copy_async_or_zeros<4>(ad + (chunk * 8 * kAStride + row) * 4,
                        in ? as + static_cast<long long>(row) * lda + chunk * 8 : A, in ? 4 : 0);
       }
       const float* bs = b_src + static_cast<long long>(tile) * BK * ldb;
@@ -228,10 +195,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
         const int row = p * kBRowStep;  // added to b_row
         const int cols = b_row + row < k_left ? min(max(b_cols_left, 0), VEC) : 0;
         const float* src = cols > 0 ? bs + static_cast<long long>(row) * ldb : B;
-        if constexpr (VEC == 4)
-          copy16_or_zeros(bd + row * BN * 4, src, static_cast<unsigned>(cols * 4));
-        else
-          copy4_or_zeros(bd + row * BN * 4, src, static_cast<unsigned>(cols * 4));
+        copy_async_or_zeros<VEC * 4>(bd + row * BN * 4, src, static_cast<unsigned>(cols * 4));
       }
     };
     auto copy_tile = [&](int tile, int stage) {
@@ -324,26 +288,11 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #pragma unroll
       for (int i = 0; i < kThreadM * kThreadN; ++i) __stcg(mine + i * kThreads, flat[i]);
       __syncthreads();
-      if (tid == 0) {
-        // Every thread's stores (ordered by the barrier) before the flag, at GPU scope.
-        __threadfence();
-        asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(split.flags + blockIdx.x), "r"(1)
-                     : "memory");
-      }
+      if (tid == 0) stream_k::raise_flag(split, static_cast<int>(blockIdx.x));
       return;
     }
     if (first < static_cast<int>(blockIdx.x)) {
-      if (tid == 0) {
-        for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
-          int raised = 0;
-          do {
-            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
-                         : "=r"(raised)
-                         : "l"(split.flags + c)
-                         : "memory");
-          } while (raised == 0);
-        }
-      }
+      if (tid == 0) stream_k::wait_for_flags(split, first, static_cast<int>(blockIdx.x));
       __syncthreads();
       for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
         const float* const theirs = split.partials + static_cast<long long>(c) * BM * BN + tid;

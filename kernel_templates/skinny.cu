@@ -102,37 +102,9 @@ static __device__ __forceinline__ KSlice k_slice(int K) {
 #endif
 }
 
-#if A_RING || B_RING
 // cp.async (sm_80) for the rings: copies from global to shared memory that a thread waits for by
 // commit group, without holding registers while they fly.
-static __device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned long long address;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(p));
-  return static_cast<unsigned>(address);
-}
-// kBytes (16, 8 or 4) from global to shared memory, asynchronously, of which only the first
-// `bytes` are read and the rest are zeros (0: reads nothing).
-template <int kBytes>
-static __device__ __forceinline__ void copy_or_zeros(unsigned dst, const float* src,
-                                                     unsigned bytes) {
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
-                 "n"(kBytes), "r"(bytes)
-                 : "memory");
-}
-static __device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most `kPending` of this thread's committed copy groups are still in flight.
-template <int kPending>
-static __device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-#endif
+#include "cp_async.cuh"
 
 #if SPLIT_K > 1
 // Thread block cluster primitives as PTX (sm_90), so that the template needs no header; the
@@ -537,12 +509,12 @@ static __device__ __forceinline__ void copy_a_quad(unsigned dst, const float* ro
                                                    unsigned end) {
   if constexpr (kVec) {
     const unsigned floats = k < end ? min(end - k, 4u) : 0u;
-    copy_or_zeros<16>(dst, floats > 0 ? row + k : row, floats * 4);
+    copy_async_or_zeros<16>(dst, floats > 0 ? row + k : row, floats * 4);
   } else {
 #pragma unroll
     for (unsigned e = 0; e < 4; ++e) {
       const bool in = k + e < end;
-      copy_or_zeros<4>(dst + e * 4, in ? row + k + e : row, in ? 4u : 0u);
+      copy_async_or_zeros<4>(dst + e * 4, in ? row + k + e : row, in ? 4u : 0u);
     }
   }
 }
@@ -936,14 +908,14 @@ static __device__ __forceinline__ void copy_group(float* slot, const float* B, l
       const long long left = static_cast<long long>(N) - col0 - lane * COLS;
       const long long most = COLS;
       const int floats = k < k_end ? static_cast<int>(min(max(left, 0LL), most)) : 0;
-      copy_or_zeros<COLS * 4>(dst, floats > 0 ? row + lane * COLS : B,
+      copy_async_or_zeros<COLS * 4>(dst, floats > 0 ? row + lane * COLS : B,
                               static_cast<unsigned>(floats * 4));
     } else {
 #pragma unroll
       for (int e = 0; e < COLS; ++e) {
         const int c = lane_column<false>(lane, e);
         const bool in = k < k_end && col0 + c < N;
-        copy_or_zeros<4>(dst + e * 4, in ? row + c : B, in ? 4u : 0u);
+        copy_async_or_zeros<4>(dst + e * 4, in ? row + c : B, in ? 4u : 0u);
       }
     }
   }

@@ -111,6 +111,30 @@ TILEMM_INDEX_MAP int first_block_of_tile(const WorkSplit& w, int k_tiles, long l
   return first;
 }
 
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// The hand-on between blocks, each called by one thread of its block. A block that leaves a cut
+// tile's partial sums raises its flag after a barrier that follows every thread's stores; the
+// block that finishes the tile waits for the flags of blocks first .. block - 1, then a barrier
+// lets all its threads read their partials.
+__device__ __forceinline__ void raise_flag(const WorkSplit& w, int block) {
+  // The stores the barrier ordered before this one, at GPU scope, before the flag.
+  __threadfence();
+  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(w.flags + block), "r"(1) : "memory");
+}
+
+__device__ __forceinline__ void wait_for_flags(const WorkSplit& w, int first, int block) {
+  for (int c = first; c < block; ++c) {
+    int raised = 0;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                   : "=r"(raised)
+                   : "l"(w.flags + c)
+                   : "memory");
+    } while (raised == 0);
+  }
+}
+#endif
+
 }  // namespace stream_k
 
 #endif  // TILEMM_STREAM_K_CUH

@@ -752,29 +752,13 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           __stcg(reinterpret_cast<float*>(mine + i / 4 * kConsumers + ctid()) + i % 4, acc[i]);
       }
       sync_consumers();
-      if (ctid() == 0) {
-        // Every consumer's stores above (ordered by the barrier) before the flag, at GPU scope.
-        __threadfence();
-        asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(split.flags + blockIdx.x),
-                     "r"(1)
-                     : "memory");
-      }
+      if (ctid() == 0) raise_flag(split, static_cast<int>(blockIdx.x));
       return;
     }
     if (u.k_begin > 0) {
       // The blocks before this one whose K tiles reach into this tile.
       const int first = first_block_of_tile(split, k_tiles, u.tile, static_cast<int>(blockIdx.x));
-      if (ctid() == 0) {
-        for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
-          int raised = 0;
-          do {
-            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
-                         : "=r"(raised)
-                         : "l"(split.flags + c)
-                         : "memory");
-          } while (raised == 0);
-        }
-      }
+      if (ctid() == 0) wait_for_flags(split, first, static_cast<int>(blockIdx.x));
       sync_consumers();
       for (int c = first; c < static_cast<int>(blockIdx.x); ++c) {
         const float4* const theirs =

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "family_registry.hpp"
@@ -225,6 +227,22 @@ TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
   ASSERT_FALSE(detail::embedded_templates().empty());
   for (const auto& t : detail::embedded_templates())
     EXPECT_EQ(used.count(std::string(t.file)), 1u) << t.file;
+}
+
+// cmake/embed_templates.cmake pastes the headers a template includes (kernel_templates/*.cuh) in
+// place: NVRTC gets no #include to resolve, and the template's hash, in every cache key of its
+// kernels, changes when a header does.
+TEST(Compile, TheHeadersATemplateIncludesArePastedIn) {
+  for (const auto& t : detail::embedded_templates())
+    EXPECT_EQ(t.source.find(".cuh\""), std::string_view::npos) << t.file << " still includes one";
+  const std::vector<std::pair<const char*, const char*>> pasted = {
+      {"multistage.cu", "#define TILEMM_CP_ASYNC_CUH"},
+      {"multistage.cu", "#define TILEMM_STREAM_K_CUH"},
+      {"skinny.cu", "#define TILEMM_CP_ASYNC_CUH"},
+      {"tf32wgmma.cu", "#define TILEMM_STREAM_K_CUH"}};
+  for (const auto& [file, guard] : pasted)
+    EXPECT_NE(detail::find_template(file).source.find(guard), std::string_view::npos)
+        << file << " lacks " << guard;
 }
 
 // A result's templates hash covers the families its precision chose among: the tensor-core
