@@ -642,14 +642,14 @@ TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
   for (const Run& r : {Run{16, 256, 4096}, Run{13, 1001, 1003}, Run{5, 132, 77}, Run{8, 4096, 8}}) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
     const int m = r.M > 8 ? 16 : 8;
-    for (int c : {1, 2, 4})
-      for (int s : {1, 2, 8}) {
-        if (s > 1 && cc < 90) continue;
-        const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(s);
-        const std::string ring = "gemvmring_m" + std::to_string(m) + "_c" + std::to_string(c) +
-                                 "_s" + std::to_string(s) + "_d4";
-        expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), ring, plain);
-      }
+    for (const auto& v : variant_space("gemvmring")) {
+      // The split variants need compute capability 9.0 (clusters).
+      if (v.param("m") != m ||
+          detail::min_compute_capability(detail::find_family("gemvmring"), v) > cc)
+        continue;
+      const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(v.param("s"));
+      expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), variant_name(v), plain);
+    }
   }
 }
 
