@@ -127,6 +127,10 @@ struct Family {
   // Grid, block and dynamic shared memory of the GEMM kernel (with the 64-bit grid sizes that
   // can_run compares with the device's limits, and that the tuner counts blocks by). Required.
   LaunchGeometry (*geometry)(const Variant&, const Problem&) = nullptr;
+  // A family whose kernel runs persistent blocks, all resident at once, each taking tiles of the
+  // geometry's grid in turn: the blocks one call launches on `sm_count` SMs. nullptr: the launch is
+  // the geometry's grid.
+  std::uint64_t (*persistent_blocks)(const Variant&, const Problem&, int sm_count) = nullptr;
   // Static plus dynamic shared memory per block of the GEMM kernel, bytes. Required. Above the
   // default 48 KiB the loader opts the kernel in.
   std::size_t (*shared_bytes)(const Variant&) = nullptr;

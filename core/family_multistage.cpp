@@ -94,6 +94,11 @@ std::string streamk_pruning_hint(const Variant& v, const DeviceInfo& device, con
   return {};
 }
 
+std::uint64_t streamk_blocks(const Variant& v, const Problem& p, int sm_count) {
+  const MultistageTiles t(v);
+  return static_cast<std::uint64_t>(stream_k_blocks(p, t.bm, t.bn, t.bk, sm_count));
+}
+
 void enqueue_streamk(const LaunchRequest& r) {
   const MultistageTiles t(r.variant);
   stream_k::WorkSplit split =
@@ -122,6 +127,7 @@ Family streamk_family() {
   f.workspace_bytes = streamk_workspace;
   f.enqueue = enqueue_streamk;
   f.pruning_hint = streamk_pruning_hint;
+  f.persistent_blocks = streamk_blocks;
   return f;
 }
 

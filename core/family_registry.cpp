@@ -75,6 +75,12 @@ std::uint64_t grid_blocks(const Variant& v, const Problem& problem) {
   return g.grid_x64 * g.grid_y64 * g.grid_z64;
 }
 
+std::uint64_t launched_blocks(const Variant& v, const Problem& problem, int sm_count) {
+  const Family& f = find_family(v.family);
+  return f.persistent_blocks != nullptr ? f.persistent_blocks(v, problem, sm_count)
+                                        : grid_blocks(v, problem);
+}
+
 std::vector<std::string> compile_definitions(const Variant& v) {
   const Family& f = find_family(v.family);
   std::vector<std::string> defs;

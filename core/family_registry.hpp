@@ -67,10 +67,15 @@ const Family& find_family(const std::string& name);
 // variant's stored CUBIN. Throws as find_family, and tilemm::Error when the file is not embedded.
 const EmbeddedTemplate& template_of(const Variant& v);
 
-// Blocks in the grid of `v` on `problem` (grid x * y * z before narrowing to CUDA's types): what
-// the tuner's pruning, ranking and row-split rules count waves over the SMs with. Throws as
-// find_family.
+// Blocks in the grid of `v` on `problem` (grid x * y * z before narrowing to CUDA's types), the
+// tiles of a persistent kernel: what the tuner's ranking counts waves over the SMs with. Throws
+// as find_family.
 std::uint64_t grid_blocks(const Variant& v, const Problem& problem);
+
+// Blocks that one call of `v` launches on `sm_count` SMs: the family's persistent blocks, or the
+// grid's (grid_blocks). What the tuner asks how much of the machine a kernel fills, and how much
+// its last wave leaves idle.
+std::uint64_t launched_blocks(const Variant& v, const Problem& problem, int sm_count);
 
 // The -D options that specialize the family's template into `v`: the kernel symbol, one per
 // parameter, then the family's extra_definitions.

@@ -93,6 +93,12 @@ std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p, const Device
   return stream_k_workspace_bytes(p, t.bm, t.bn, t.bk, device.sm_count);
 }
 
+std::uint64_t tf32wgmma_blocks(const Variant& v, const Problem& p, int sm_count) {
+  const WgmmaTiles t(v);
+  if (t.stream_k == 0) return grid_blocks(v, p);
+  return static_cast<std::uint64_t>(stream_k_blocks(p, t.bm, t.bn, t.bk, sm_count));
+}
+
 // The GEMM signature every template shares, then the tensor maps of A (BM rows x 32 floats of K
 // per box, the A tile in the swizzled layout the wgmma descriptor reads) and B (32 rows of K x a
 // padded row per box: the B tile, padding included) and the work split.
@@ -153,6 +159,7 @@ Family tf32wgmma_family() {
   f.enqueue = enqueue_tf32wgmma;
   f.workspace_bytes = tf32wgmma_workspace;
   f.check_problem = tf32wgmma_problem;
+  f.persistent_blocks = tf32wgmma_blocks;
   return f;
 }
 

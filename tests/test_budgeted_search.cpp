@@ -554,7 +554,8 @@ TEST(BudgetedSearch, TheFp32WinnerIsNotPrunedByTheCheapRulesButStillMustRunThePr
   std::string big;
   for (const auto& v : variant_space())
     if (can_run(v, testing::synthetic_h200(), high) &&
-        detail::grid_blocks(v, high) * 4 < std::uint64_t(testing::synthetic_h200().sm_count)) {
+        detail::launched_blocks(v, high, testing::synthetic_h200().sm_count) * 4 <
+            std::uint64_t(testing::synthetic_h200().sm_count)) {
       big = variant_name(v);
       break;
     }
@@ -578,6 +579,25 @@ TEST(BudgetedSearch, TheFp32WinnerIsNotPrunedByTheCheapRulesButStillMustRunThePr
     if (c.variant == settings.highest_winner) {
       EXPECT_EQ(c.status, CandidateStatus::cannot_run);
     }
+}
+
+// streamk's 32 tiles of 128 x 256 at 128 x 8192 x 8192 are cut in K across a persistent block per
+// SM: the kernel fills the machine, and the underfill rule, which counts the blocks a call
+// launches, leaves it to be timed.
+TEST(BudgetedSearch, PersistentBlocksThatFillTheSmsAreNotUnderfilled) {
+  const Problem wide = Problem::dense(128, 8192, 8192, 4);
+  const std::string streamk = "streamk_bm128_bn256_bk8_st4_v4";
+  const int sms = testing::synthetic_h200().sm_count;
+  ASSERT_LT(detail::grid_blocks(parse_variant(streamk), wide) * 4, std::uint64_t(sms));
+  EXPECT_EQ(detail::launched_blocks(parse_variant(streamk), wide, sms), std::uint64_t(sms));
+  FakeBench bench;
+  bench.median = {{streamk, 0.5}, {"tiled_t16_p0", 1.0}};
+  TuneSettings settings;
+  settings.compile = testing::fake_compile;
+  settings.space = {parse_variant("tiled_t16_p0"), parse_variant(streamk)};
+  const auto out = tune(testing::synthetic_h200(), wide, bench, settings);
+  EXPECT_EQ(out.winner, streamk);
+  EXPECT_EQ(count_status(out, CandidateStatus::pruned, "fill under a quarter"), 0u);
 }
 
 TEST(BudgetedSearch, TheShapesFp32PlanIsTriedWhereTheBudgetTriesNoPlanWithItsPartsFp32Winners) {

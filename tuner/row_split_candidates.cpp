@@ -40,9 +40,10 @@ std::string part_winner(const DeviceInfo& device, const Problem& problem, std::i
 }
 
 // The share of the SM time that the variant's last wave leaves idle on the problem: (waves x SMs
-// - blocks) / (waves x SMs). What a row-split plan can win back at most.
+// - blocks) / (waves x SMs), none for persistent blocks that fill the SMs. What a row-split plan
+// can win back at most.
 double idle_in_last_wave(const Variant& v, const Problem& problem, int sm_count) {
-  const double blocks = double(detail::grid_blocks(v, problem));
+  const double blocks = double(detail::launched_blocks(v, problem, sm_count));
   const double sms = std::max(1, sm_count);
   const double slots = std::ceil(blocks / sms) * sms;
   return slots > 0 ? (slots - blocks) / slots : 0.0;

@@ -48,11 +48,11 @@ void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
   std::uint64_t most = 0;
   for (const auto& p : pending)
     if (p.result.status == CandidateStatus::ok)
-      most = std::max(most, detail::grid_blocks(p.variant, problem));
+      most = std::max(most, detail::launched_blocks(p.variant, problem, device.sm_count));
   const auto sms = static_cast<std::uint64_t>(device.sm_count);
   if (most < sms) return;
   for (auto& p : pending) {
-    const std::uint64_t blocks = detail::grid_blocks(p.variant, problem);
+    const std::uint64_t blocks = detail::launched_blocks(p.variant, problem, device.sm_count);
     if (p.result.status == CandidateStatus::ok && blocks * 4 < sms && p.result.variant != exempt) {
       p.result.status = CandidateStatus::pruned;
       p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +
