@@ -38,7 +38,7 @@ std::string aligned_problem_hint(const Variant&, const DeviceInfo&, const Proble
 // about one load's latency): the grid is a full load of blocks instead (8 of 256 threads per SM),
 // each thread walking rows.
 void enqueue_copy(cudaKernel_t copy, float* dst, std::int64_t dst_ld, const float* src,
-                  std::int64_t src_ld, std::int64_t rows, std::int64_t cols,
+                  std::int64_t src_ld, std::int64_t rows, std::int64_t cols, int sm_count,
                   cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   constexpr std::int64_t kCopyThreads = 256;
@@ -49,7 +49,7 @@ void enqueue_copy(cudaKernel_t copy, float* dst, std::int64_t dst_ld, const floa
   void* params[] = {&r, &c, &src, &ls, &dst, &ld};
   LaunchGeometry g;
   const std::int64_t column_blocks = (dst_ld + kCopyThreads - 1) / kCopyThreads;
-  const std::int64_t wanted = kBlocksPerSm * current_device().sm_count;
+  const std::int64_t wanted = kBlocksPerSm * sm_count;
   g.grid[0] = static_cast<unsigned>(column_blocks);
   g.grid[1] = static_cast<unsigned>(std::min<std::int64_t>(
       {rows, kMaxGridRows, std::max<std::int64_t>(1, (wanted + column_blocks - 1) / column_blocks)}));
@@ -65,8 +65,8 @@ GemmArgs enqueue_aligned_copies(const LaunchRequest& r) {
   float* a = r.workspace;
   float* b = a + args.M * lda;
   const cudaKernel_t copy = r.kernels.extra_kernel("_copy");
-  enqueue_copy(copy, a, lda, args.A, args.lda, args.M, args.K, r.stream);
-  enqueue_copy(copy, b, ldb, args.B, args.ldb, args.K, args.N, r.stream);
+  enqueue_copy(copy, a, lda, args.A, args.lda, args.M, args.K, r.device.sm_count, r.stream);
+  enqueue_copy(copy, b, ldb, args.B, args.ldb, args.K, args.N, r.device.sm_count, r.stream);
   GemmArgs run = args;
   run.A = a;
   run.lda = lda;

@@ -90,12 +90,25 @@ DeviceInfo query_device(int ordinal) {
   return d;
 }
 
-const DeviceInfo& current_device() {
-  // On the hot path of every gemm call: one cudaGetDevice and one atomic load once the ordinal
-  // is known. Entries are created once and never freed, so the references handed out stay valid.
+const DeviceInfo& device_info(int ordinal) {
+  // On the hot path of every gemm call: one atomic load once the ordinal is known. Entries are
+  // created once and never freed, so the references handed out stay valid.
   constexpr int kMaxOrdinals = 256;
   static std::atomic<const DeviceInfo*> known[kMaxOrdinals] = {};
   static std::mutex create_mutex;
+  if (ordinal < 0 || ordinal >= kMaxOrdinals)
+    throw Error(ErrorKind::no_device, "tilemm: device ordinal " + std::to_string(ordinal) +
+                                          " is outside 0.." + std::to_string(kMaxOrdinals - 1) +
+                                          ", the ordinals tilemm supports");
+  if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
+  std::lock_guard<std::mutex> lock(create_mutex);
+  if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
+  const DeviceInfo* d = new DeviceInfo(query_device(ordinal));
+  known[ordinal].store(d, std::memory_order_release);
+  return *d;
+}
+
+const DeviceInfo& current_device() {
   int ordinal = 0;
   const cudaError_t status = cudaGetDevice(&ordinal);
   if (status != cudaSuccess) {
@@ -104,16 +117,7 @@ const DeviceInfo& current_device() {
                                                   "cudaGetDevice failed: ") +
                                           cudaGetErrorString(status));
   }
-  if (ordinal < 0 || ordinal >= kMaxOrdinals)
-    throw Error(ErrorKind::no_device, "tilemm: device ordinal " + std::to_string(ordinal) +
-                                          " is beyond the " + std::to_string(kMaxOrdinals) +
-                                          " that tilemm supports");
-  if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
-  std::lock_guard<std::mutex> lock(create_mutex);
-  if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
-  const DeviceInfo* d = new DeviceInfo(query_device(ordinal));
-  known[ordinal].store(d, std::memory_order_release);
-  return *d;
+  return device_info(ordinal);
 }
 
 }  // namespace tilemm

@@ -71,9 +71,10 @@ struct LaunchRequest {
   const ModuleKernels& kernels;
   const GemmArgs& args;    // validated: M and N > 0, and can_run passed for `problem`
   const Problem& problem;  // args.problem()
-  // family.workspace_bytes(variant, problem, current_device()) bytes of device memory, ordered on
-  // `stream` and aligned for float4, or nullptr when that is 0. Freed (stream-ordered) after
-  // enqueue returns.
+  const DeviceInfo& device;  // the device the kernels were loaded on
+  // family.workspace_bytes(variant, problem, device) bytes of device memory, ordered on `stream`
+  // and aligned for float4, or nullptr when that is 0. Freed (stream-ordered) after enqueue
+  // returns.
   float* workspace;
   cudaStream_t stream;
 };

@@ -101,11 +101,8 @@ std::uint64_t streamk_blocks(const Variant& v, const Problem& p, int sm_count) {
 
 void enqueue_streamk(const LaunchRequest& r) {
   const MultistageTiles t(r.variant);
-  stream_k::WorkSplit split =
-      stream_k_split(r.problem, t.bm, t.bn, t.bk, current_device().sm_count, r.workspace, r.stream);
   LaunchGeometry g = multistage_geometry(r.variant, r.problem);
-  g.grid[0] = static_cast<unsigned>(split.ctas);
-  g.grid[1] = g.grid[2] = 1;
+  stream_k::WorkSplit split = stream_k_split(r, t.bm, t.bn, t.bk, g);
   launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&split});
 }
 

@@ -115,10 +115,7 @@ void enqueue_tf32wgmma(const LaunchRequest& r) {
   LaunchGeometry g = tf32wgmma_geometry(r.variant, r.problem);
   stream_k::WorkSplit split{};
   if (t.stream_k == 1) {
-    split = stream_k_split(r.problem, t.bm, t.bn, t.bk, current_device().sm_count, r.workspace,
-                           r.stream);
-    g.grid[0] = static_cast<unsigned>(split.ctas);
-    g.grid[1] = g.grid[2] = 1;
+    split = stream_k_split(r, t.bm, t.bn, t.bk, g);
   }
   launch_gemm_kernel(r.kernels.gemm, g, r.args, r.stream, {&a_map, &b_map, &split});
 }
@@ -135,8 +132,8 @@ void enqueue_tf32wgmmapad(const LaunchRequest& r) {
   const GemmArgs on_copies = enqueue_aligned_copies(r);
   const Problem problem = on_copies.problem();
   float* const rest = r.workspace + aligned_copies_bytes(r.problem) / sizeof(float);
-  enqueue_tf32wgmma(LaunchRequest{r.family, r.variant, r.kernels, on_copies, problem, rest,
-                                  r.stream});
+  enqueue_tf32wgmma(LaunchRequest{r.family, r.variant, r.kernels, on_copies, problem, r.device,
+                                  rest, r.stream});
 }
 
 }  // namespace

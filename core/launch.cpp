@@ -60,13 +60,16 @@ void StreamWorkspace::release() {
 void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t stream) {
   const Family& family = *kernel.family;
   const Problem problem = args.problem();
-  const std::size_t bytes = family.workspace_bytes(kernel.variant, problem, current_device());
+  // By the kernel's ordinal, from memory: no CUDA call on this path.
+  const DeviceInfo& device = device_info(kernel.device);
+  const std::size_t bytes = family.workspace_bytes(kernel.variant, problem, device);
   if (bytes == 0) {
-    family.enqueue({family, kernel.variant, kernel.kernels, args, problem, nullptr, stream});
+    family.enqueue({family, kernel.variant, kernel.kernels, args, problem, device, nullptr, stream});
     return;
   }
   StreamWorkspace workspace(bytes, kernel.device, stream);
-  family.enqueue({family, kernel.variant, kernel.kernels, args, problem, workspace.floats(), stream});
+  family.enqueue(
+      {family, kernel.variant, kernel.kernels, args, problem, device, workspace.floats(), stream});
   workspace.release();
 }
 

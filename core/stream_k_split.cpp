@@ -28,18 +28,22 @@ std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn, int bk, i
                    sizeof(int));
 }
 
-stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int sm_count,
-                                   float* workspace, cudaStream_t stream) {
+stream_k::WorkSplit stream_k_split(const LaunchRequest& r, int bm, int bn, int bk,
+                                   LaunchGeometry& g) {
+  const Problem& p = r.problem;
   stream_k::WorkSplit w{};
   w.tiles = stream_k_tiles(p, bm, bn);
   w.tiles_n = static_cast<int>(ceil_div(p.N, bn));
-  w.ctas = stream_k_blocks(p, bm, bn, bk, sm_count);
+  w.ctas = stream_k_blocks(p, bm, bn, bk, r.device.sm_count);
   w.dp_tiles = stream_k::whole_tiles(w.tiles, w.ctas, static_cast<int>(ceil_div(p.K, bk)));
-  w.partials = workspace;
-  w.flags = reinterpret_cast<int*>(workspace + static_cast<std::size_t>(w.ctas) *
-                                                   static_cast<std::size_t>(bm) *
-                                                   static_cast<std::size_t>(bn));
-  TILEMM_CUDA(cudaMemsetAsync(w.flags, 0, sizeof(int) * static_cast<std::size_t>(w.ctas), stream));
+  w.partials = r.workspace;
+  w.flags = reinterpret_cast<int*>(r.workspace + static_cast<std::size_t>(w.ctas) *
+                                                     static_cast<std::size_t>(bm) *
+                                                     static_cast<std::size_t>(bn));
+  TILEMM_CUDA(
+      cudaMemsetAsync(w.flags, 0, sizeof(int) * static_cast<std::size_t>(w.ctas), r.stream));
+  g.grid[0] = static_cast<unsigned>(w.ctas);
+  g.grid[1] = g.grid[2] = 1;
   return w;
 }
 

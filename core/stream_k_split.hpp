@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../kernel_templates/stream_k.cuh"
+#include "family.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm::detail {
@@ -28,11 +29,11 @@ int stream_k_blocks(const Problem& p, int bm, int bn, int bk, int sm_count);
 // The workspace of a call on `sm_count` SMs: a bm x bn partial tile and a flag per block.
 std::size_t stream_k_workspace_bytes(const Problem& p, int bm, int bn, int bk, int sm_count);
 
-// How the bm x bn tiles (of bk K tiles each) are shared among persistent blocks
-// (stream_k_blocks), with their partial tiles and flags in
-// `workspace` (stream_k_workspace_bytes). Zeroes the flags on `stream` (checked), as the kernels
-// expect.
-stream_k::WorkSplit stream_k_split(const Problem& p, int bm, int bn, int bk, int sm_count,
-                                   float* workspace, cudaStream_t stream);
+// How the bm x bn tiles (of bk K tiles each) of request `r` are shared among persistent blocks
+// on r.device's SMs (stream_k_blocks), with their partial tiles and flags in r.workspace
+// (stream_k_workspace_bytes for the same device). Sets `g`'s grid to those blocks and zeroes the
+// flags on r.stream (checked), as the kernels expect.
+stream_k::WorkSplit stream_k_split(const LaunchRequest& r, int bm, int bn, int bk,
+                                   LaunchGeometry& g);
 
 }  // namespace tilemm::detail

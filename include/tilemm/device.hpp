@@ -46,8 +46,11 @@ int device_count() noexcept;
 // there is no driver or no such device.
 DeviceInfo query_device(int ordinal);
 
-// The device current on the calling host thread (cudaGetDevice), queried once per process and
-// ordinal and then served from memory.
+// Device `ordinal`, queried once per process (query_device) and then served from memory: no CUDA
+// call after the first. Errors as query_device.
+const DeviceInfo& device_info(int ordinal);
+
+// The device current on the calling host thread: device_info(cudaGetDevice()).
 const DeviceInfo& current_device();
 
 // NVRTC's version as major * 1000 + minor * 10; works without a GPU.
