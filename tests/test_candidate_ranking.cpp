@@ -9,6 +9,7 @@
 #include <set>
 
 #include "candidate_ranking.hpp"
+#include "family_registry.hpp"
 #include "preloaded.hpp"
 #include "row_split.hpp"
 #include "synthetic_device.hpp"
@@ -36,6 +37,25 @@ TEST(CandidateRanking, ACarryOverScalesWithKAndWithWavesOverTheSms) {
   // A grid under one wave costs one wave, whatever its size.
   const Problem tiny = Problem::dense(64, 128, 512), small = Problem::dense(128, 256, 512);
   EXPECT_DOUBLE_EQ(carry_over(v, tiny, 1.0, small, 132), 1.0);
+}
+
+// A persistent kernel runs one block per SM whatever the grid of tiles: its time follows the
+// tiles' K loops each block shares (tiles / blocks), not the waves of its tiles. From 8192^3 (2048
+// tiles of 128 x 256 on 132 blocks) to 128 x 8192 x 8192 (32 tiles, each cut across the 132 blocks)
+// that is 1/64 of the time at the same K; counted as waves of tiles it was 1/16, which ranked
+// `streamk` below kernels 3% slower there.
+TEST(CandidateRanking, APersistentKernelsCarryOverScalesWithTheTilesEachBlockShares) {
+  const Variant streamk = parse_variant("streamk_bm128_bn256_bk8_st3_v4");
+  const Problem square = Problem::square(8192), wide = Problem::dense(128, 8192, 8192);
+  ASSERT_EQ(detail::launched_blocks(streamk, wide, 132), 132u);
+  ASSERT_EQ(detail::grid_blocks(streamk, wide), 32u);
+  EXPECT_DOUBLE_EQ(carry_over(streamk, square, 64.0, wide, 132), 1.0);
+  EXPECT_DOUBLE_EQ(carry_over(streamk, wide, 1.0, square, 132), 64.0);
+  // Where its rule runs a block per tile, uncut (2048^2: 128 tiles), the launch is a plain grid of
+  // one wave: one tile's K loop per SM, against 32 / 132 of one, 4x as long, at the wide shape.
+  const Problem one_wave = Problem::square(2048);
+  ASSERT_EQ(detail::launched_blocks(streamk, one_wave, 132), 128u);
+  EXPECT_DOUBLE_EQ(carry_over(streamk, one_wave, 1.0, wide, 132), 32.0 / 132.0 * 4.0);
 }
 
 // Times that follow the model exactly (a per-variant cost per wave and per K) are predicted

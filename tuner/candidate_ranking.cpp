@@ -11,8 +11,15 @@
 namespace tilemm::tuner {
 namespace {
 
-double waves(const Variant& v, const Problem& p, int sm_count) {
-  return std::max(1.0, std::ceil(double(detail::grid_blocks(v, p)) / std::max(1, sm_count)));
+// The tiles' K loops the busiest SM runs, in units of one tile's: a grid runs in waves over the
+// SMs, each a tile's K loop however few blocks the last holds. A persistent kernel
+// (Family::persistent_blocks) shares every tile's K loop among its blocks, one per SM, so each
+// runs tiles / blocks of them, not rounded up: below one when it cuts a few tiles across them all.
+double tile_loops_per_sm(const Variant& v, const Problem& p, int sm_count) {
+  const double tiles = double(detail::grid_blocks(v, p));
+  const double launched = double(detail::launched_blocks(v, p, sm_count));
+  if (launched != tiles) return tiles / std::max(1.0, launched);
+  return std::max(1.0, std::ceil(tiles / std::max(1, sm_count)));
 }
 
 double log_distance(const MeasuredShape& e, const Problem& p) {
@@ -41,7 +48,7 @@ double wave_prior(std::uint64_t blocks, int sm_count) {
 double carry_over(const Variant& v, const Problem& from, double from_ms, const Problem& to,
                   int sm_count) {
   const double k_ratio = double(std::max<std::int64_t>(to.K, 1)) / double(std::max<std::int64_t>(from.K, 1));
-  return from_ms * waves(v, to, sm_count) / waves(v, from, sm_count) * k_ratio;
+  return from_ms * tile_loops_per_sm(v, to, sm_count) / tile_loops_per_sm(v, from, sm_count) * k_ratio;
 }
 
 std::vector<RankedCandidate> rank_candidates_by_history(const std::vector<Variant>& space,

@@ -31,9 +31,10 @@ struct RankedCandidate {
 
 // How a candidate's time on a measured shape carries over to the problem: a tile kernel's time is
 // its number of waves over the SMs times the time of one wave, which grows with the K each block
-// covers. So the prediction from shape e is t_e * waves(problem) / waves(e) * K / K_e, waves
-// counted as ceil(blocks / SMs) from the family's launch geometry. Exact for the same shape; close
-// for near ones, which is why only the nearest shapes (in log M, log N, log K) predict.
+// covers. So the prediction from shape e is t_e * loops(problem) / loops(e) * K / K_e, loops being
+// ceil(blocks / SMs) of the family's launch geometry, or for a persistent kernel (its blocks
+// share every tile's K loop) tiles / blocks. Exact for the same shape; close for near ones, which
+// is why only the nearest shapes (in log M, log N, log K) predict.
 double carry_over(const Variant& v, const Problem& from, double from_ms, const Problem& to,
                   int sm_count);
 
