@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -625,60 +626,58 @@ TEST(SkinnyFamily, SplitResultsRepeatBitForBit) {
   }
 }
 
-// gemvmring moves B through shared memory instead of registers and changes nothing else: every
-// column of C meets the same groups of B and A in the same order, whichever lane and how many
-// columns per lane (c) hold it, so its C is gemvm's (c 4) bit for bit, on aligned rows (copies of
-// 16 or 8 bytes, cut short at N) and on unaligned ones (4-byte copies), with K and N off every
-// group and block.
-TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
-  TILEMM_REQUIRE_DEVICE();
+// Runs every variant of the ring family `ring` that this device can run (the split variants, and
+// gemvnring's of three blocks per SM, need compute capability 9.0) on each dense problem, against
+// its plain twin `<plain><extent>_<rest>_s<s>`, the extent (parameter `extent_key`: 8 or 16) being
+// the one that covers the problem's M (`m`) or N (`n`): the same bits expected.
+struct RingRun {
+  std::int64_t M, N, K;
+};
+void expect_ring_variants_give_their_twins_bits(const char* ring, const char* extent_key,
+                                                const std::string& plain, const std::string& rest,
+                                                std::initializer_list<RingRun> runs) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const int cc = current_device().cc_major * 10 + current_device().cc_minor;
-  struct Run {
-    std::int64_t M, N, K;  // dense: an odd N leaves B's rows unaligned
-  };
-  for (const Run& r : {Run{16, 256, 4096}, Run{13, 1001, 1003}, Run{5, 132, 77}, Run{8, 4096, 8}}) {
+  const detail::Family& family = detail::find_family(ring);
+  for (const RingRun& r : runs) {
     testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
-    const int m = r.M > 8 ? 16 : 8;
-    for (const auto& v : variant_space("gemvmring")) {
-      // The split variants need compute capability 9.0 (clusters).
-      if (v.param("m") != m ||
-          detail::min_compute_capability(detail::find_family("gemvmring"), v) > cc)
-        continue;
-      const std::string plain = "gemvm_m" + std::to_string(m) + "_c4_s" + std::to_string(v.param("s"));
-      expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), variant_name(v), plain);
+    const std::int64_t narrow = std::string(extent_key) == "m" ? r.M : r.N;
+    const int extent = narrow > 8 ? 16 : 8;
+    int compared = 0;
+    for (const auto& v : variant_space(ring)) {
+      if (v.param(extent_key) != extent || detail::min_compute_capability(family, v) > cc) continue;
+      const std::string twin =
+          plain + std::to_string(extent) + "_" + rest + "_s" + std::to_string(v.param("s"));
+      expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), variant_name(v), twin);
+      ++compared;
     }
+    EXPECT_GT(compared, 0) << ring << " has no variant of " << extent_key << " " << extent
+                           << " that this device runs";
   }
+}
+
+// gemvmring moves B through shared memory instead of registers and changes nothing else: every
+// column of C meets the same groups of B and A in the same order, whichever lane and how many
+// columns per lane (c) hold it, so its C is gemvm's (c 4) bit for bit, on aligned rows (copies of
+// 16 or 8 bytes, cut short at N) and on unaligned ones (4-byte copies: an odd N), with K and N off
+// every group and block.
+TEST(GemvmRing, GivesTheBitsOfTheGemvmItStreamsFor) {
+  TILEMM_REQUIRE_DEVICE();
+  expect_ring_variants_give_their_twins_bits(
+      "gemvmring", "m", "gemvm_m", "c4", {{16, 256, 4096}, {13, 1001, 1003}, {5, 132, 77}, {8, 4096, 8}});
 }
 
 // gemvnring moves A through shared memory instead of registers and changes nothing else: every
 // lane multiplies the same float4s of A by the same rows of the stage of B in the same order, so
 // its C is gemvn's bit for bit, on aligned rows (16-byte copies, cut short at K) and unaligned
-// ones (4-byte copies), with M and K off every block, step and stage, and K split into slices
-// shorter than the ring.
+// ones (4-byte copies: an odd K), with M and K off every block, step and stage, and K split into
+// slices shorter than the ring.
 TEST(GemvnRing, GivesTheBitsOfTheGemvnItStreamsFor) {
   TILEMM_REQUIRE_DEVICE();
-  const std::uint64_t seed = testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const int cc = current_device().cc_major * 10 + current_device().cc_minor;
-  struct Run {
-    std::int64_t M, N, K;  // dense: an odd K leaves A's rows unaligned
-  };
-  for (const Run& r : {Run{4096, 16, 4096}, Run{1001, 13, 1003}, Run{37, 5, 77}, Run{300, 8, 9}}) {
-    testing::DenseProblem problem(r.M, r.N, r.K, 1.0f, 0.0f, rng);
-    const int n = r.N > 8 ? 16 : 8;
-    for (const auto& v : variant_space("gemvnring")) {
-      // The split variants and those of three blocks per SM need compute capability 9.0.
-      if (v.param("n") != n ||
-          detail::min_compute_capability(detail::find_family("gemvnring"), v) > cc)
-        continue;
-      const std::string plain = "gemvn_n" + std::to_string(n) + "_r4_s" + std::to_string(v.param("s"));
-      expect_the_bits_of_twin(problem, shape_name(r.M, r.N, r.K), variant_name(v), plain);
-    }
-  }
+  expect_ring_variants_give_their_twins_bits(
+      "gemvnring", "n", "gemvn_n", "r4", {{4096, 16, 4096}, {1001, 13, 1003}, {37, 5, 77}, {300, 8, 9}});
 }
 
 TEST(KernelLibrary, SecondLaunchOfAVariantCompilesNothing) {
