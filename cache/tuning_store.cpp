@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "quick_check_record.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::cache {
@@ -150,9 +151,11 @@ void read_candidates(const Database& db, StoredEntry& e) {
 }  // namespace
 
 TuningStore::TuningStore(const std::string& path) : db_(path) {
+  // Before the first read, which creates the -wal of a WAL database.
+  const std::string state = path == ":memory:" ? std::string() : cache_file_state(path);
   // Reading the schema version is the first real read: a file that is not a database fails here.
   const int version = schema_version();
-  {
+  if (!passed_quick_check_in(path, state)) {
     // A truncated or overwritten file can still have a readable first page.
     Statement check(db_, "PRAGMA quick_check");
     const std::string verdict = check.step() ? check.text(0) : "no answer";
@@ -161,6 +164,7 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
       std::replace(reason.begin(), reason.end(), '\n', ' ');  // its report may span lines
       throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
     }
+    record_quick_check_pass(path, state);
   }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +

@@ -55,7 +55,8 @@ class TuningStore {
   static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the store at `path` (":memory:" for a private one) and migrates older
-  // schemas. Throws CacheCorrupt if the file is not a database or fails SQLite's quick_check,
+  // schemas. Throws CacheCorrupt if the file is not a database or fails SQLite's quick_check
+  // (run where the file changed since it last passed one: quick_check_record.hpp),
   // tilemm::Error (kind cache) if it cannot be opened for writing or was written by a newer
   // schema than this build understands (it is then left untouched).
   explicit TuningStore(const std::string& path);

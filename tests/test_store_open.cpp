@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "quick_check_record.hpp"
 #include "store_open.hpp"
 #include "temp_dir.hpp"
 
@@ -76,6 +77,78 @@ TEST(StoreOpen, TruncatedDatabaseIsDetectedAndReplaced) {
   const OpenedStore opened = open_store(path);
   ASSERT_TRUE(opened.store);
   EXPECT_TRUE(opened.persistent);
+  EXPECT_NE(opened.warning.find("damaged"), std::string::npos) << opened.warning;
+  EXPECT_TRUE(opened.store->list().empty());
+}
+
+// A store of 300 entries and a 200 KB CUBIN, closed: tens of pages, its WAL folded into the file.
+void write_store_of_many_pages(const std::string& path) {
+  {
+    TuningStore store(path);
+    std::vector<StoredEntry> many;
+    for (int i = 1; i <= 300; ++i) many.push_back(tiny_entry(i));
+    store.put_all(many);
+    store.put_cubin("sm_90", 1, "h", "naive", std::vector<char>(200000, 'c'));
+  }
+  { TuningStore checkpoint(path); }
+}
+
+// SQLite's quick_check reads every page: it runs when the file changed since it last passed, and
+// an open of the file in the state that passed skips it.
+TEST(StoreOpen, AFileIsQuickCheckedAgainOnlyAfterItChanged) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  write_store_of_many_pages(path);
+  { TuningStore reopened(path); }  // in the state the last close left
+  const std::string state = cache_file_state(path);
+  ASSERT_FALSE(state.empty());
+  EXPECT_TRUE(passed_quick_check_in(path, state));
+  EXPECT_TRUE(fs::exists(quick_check_record_path(path)));
+  EXPECT_EQ(fs::status(quick_check_record_path(path)).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_FALSE(passed_quick_check_in(path, ""));
+
+  {  // A write changes the state: the next open checks again, and records the new one.
+    TuningStore writer(path);
+    writer.put(tiny_entry(301));
+  }
+  const std::string written = cache_file_state(path);
+  EXPECT_NE(written, state);
+  EXPECT_FALSE(passed_quick_check_in(path, written));
+  { TuningStore reopened(path); }
+  EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+
+  // A copy put in its place (same bytes, another file) is checked again.
+  fs::copy_file(path, dir.file("copy.db"));
+  fs::rename(dir.file("copy.db"), path);
+  EXPECT_FALSE(passed_quick_check_in(path, cache_file_state(path)));
+
+  // No record: checked.
+  { TuningStore reopened(path); }
+  fs::remove(quick_check_record_path(path));
+  EXPECT_FALSE(passed_quick_check_in(path, cache_file_state(path)));
+}
+
+// Pages overwritten in place after a pass (the size kept) are found at the next open: the write
+// changed the file's state, so the check runs.
+TEST(StoreOpen, PagesOverwrittenAfterAPassAreDetectedAndReplaced) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  write_store_of_many_pages(path);
+  { TuningStore passed(path); }
+  ASSERT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+  fs::remove(path + "-wal");
+  fs::remove(path + "-shm");
+  const auto size = fs::file_size(path);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));
+    const std::string garbage(4096, '\xab');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  ASSERT_EQ(fs::file_size(path), size);
+  const OpenedStore opened = open_store(path);
+  ASSERT_TRUE(opened.store);
   EXPECT_NE(opened.warning.find("damaged"), std::string::npos) << opened.warning;
   EXPECT_TRUE(opened.store->list().empty());
 }
