@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sqlite_handle.hpp"
+
 namespace tilemm::cache {
 namespace {
 
@@ -64,8 +66,7 @@ CacheTrust cache_trust(const std::string& db_path) {
   std::error_code ec;
   const fs::path given = fs::absolute(db_path, ec);
   if (ec) return {false, "cannot resolve '" + db_path + "': " + ec.message()};
-  // SQLite follows a link to the database and keeps the side files beside its target.
-  const fs::path target = fs::canonical(given, ec);
+  const fs::path target = sqlite_main_file(db_path, ec);
   if (ec) return {false, "cannot resolve '" + given.string() + "': " + ec.message()};
 
   std::vector<std::string> required = {target.string(), folder_of(target)};

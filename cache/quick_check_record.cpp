@@ -6,10 +6,11 @@
 
 #include <atomic>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "sqlite_handle.hpp"
 
 namespace tilemm::cache {
 namespace {
@@ -27,8 +28,8 @@ std::string cache_file_state(const std::string& db_path) {
   struct stat db {};
   if (::stat(db_path.c_str(), &db) != 0) return {};
   std::error_code ec;
-  const auto real = std::filesystem::canonical(db_path, ec);
-  const std::string wal_path = (ec ? db_path : real.string()) + "-wal";
+  const auto main_file = sqlite_main_file(db_path, ec);
+  const std::string wal_path = (ec ? db_path : main_file.string()) + "-wal";
   std::string state = "db " + describe(db);
   // An empty -wal is the same database as none: SQLite creates one at a reader's first read and
   // removes it when the last connection closes.

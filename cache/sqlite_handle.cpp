@@ -5,6 +5,12 @@
 
 namespace tilemm::cache {
 
+std::filesystem::path sqlite_main_file(const std::string& db_path, std::error_code& error) {
+  const std::filesystem::path given = std::filesystem::absolute(db_path, error);
+  if (error) return given;
+  return std::filesystem::canonical(given, error);
+}
+
 namespace {
 // SQLite's text for `rc`, and its more specific message on `db` where it says more (the two are
 // often the same sentence: "unable to open database file").

@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <system_error>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,11 @@ class CacheBusy : public Error {
  public:
   explicit CacheBusy(const std::string& message) : Error(ErrorKind::cache, message) {}
 };
+
+// The file SQLite opens for `db_path`: through symbolic links, the file they lead to, beside which
+// SQLite keeps the side files (`-wal`, `-shm`, `-journal`: the file's name plus the suffix). Sets
+// `error` when the path cannot be resolved (a dangling link, a missing folder).
+std::filesystem::path sqlite_main_file(const std::string& db_path, std::error_code& error);
 
 class Database {
  public:

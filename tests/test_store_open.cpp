@@ -107,6 +107,10 @@ TEST(StoreOpen, AFileIsQuickCheckedAgainOnlyAfterItChanged) {
   EXPECT_EQ(fs::status(quick_check_record_path(path)).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   EXPECT_FALSE(passed_quick_check_in(path, ""));
+  // Through a symbolic link the state is the target's, its -wal included.
+  fs::create_symlink(path, dir.file("link.db"));
+  EXPECT_EQ(cache_file_state(dir.file("link.db")), state);
+  EXPECT_EQ(cache_file_state(dir.file("missing.db")), "");
 
   {  // A write changes the state: the next open checks again, and records the new one.
     TuningStore writer(path);
