@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -393,6 +394,36 @@ TEST(BudgetedSearch, ASelectionLargerThanTheTimeLeftIsCutWithAReason) {
               return c.status == CandidateStatus::ok;
             })->variant,
             out.winner);
+}
+
+// A first tuning: compiling the first chunk takes longer than the whole budget, and the winner is
+// in that chunk but ranked after the first kFewestSelected. Its CUBIN is at hand, so it is
+// screened (and wins) instead of being pruned as out of time; nothing of the next chunk compiles.
+// (The H200's first tuning of 160 x 8192 x 8192 compiled its winner in the first chunk, ran out of
+// budget and kept a kernel 5.6% slower.)
+TEST(BudgetedSearch, CandidatesCompiledBeforeTheBudgetRanOutAreStillScreened) {
+  const Scripted s(10);
+  FakeBench bench;
+  bench.median = s.median;
+  TuneSettings settings = budgeted(s, bench, 1000);
+  constexpr int kChunk = 8;
+  settings.compile_threads = kChunk;
+  std::mutex compiling;
+  int compiled = 0;
+  settings.compile = [&](const Variant& v, const std::string& arch) {
+    std::lock_guard<std::mutex> lock(compiling);
+    bench.clock_ms += 200;  // the chunk: 1600 ms of a 1000 ms budget
+    ++compiled;
+    return testing::fake_compile(v, arch);
+  };
+  MeasuredShape history = s.exact_history();
+  history.median_ms[s.fastest] = 1.055;  // ranked 7th, after 1.00 to 1.05
+  settings.history = {history};
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_EQ(compiled, kChunk);
+  EXPECT_EQ(screened(bench).size(), std::size_t(kChunk));
+  EXPECT_EQ(out.winner, s.fastest);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
 }
 
 TEST(BudgetedSearch, QuickEffortKeepsEveryRoundQuick) {

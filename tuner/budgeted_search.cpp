@@ -222,6 +222,7 @@ void time_by_successive_halving(
   // next chunk on (nothing there is compiled yet), once per family.
   std::string leading_unmeasured_family;
   std::set<std::string> moved_forward;
+  double chunk_compiled_ms = -std::numeric_limits<double>::infinity();  // when the last chunk was
   for (std::size_t i = 0; i < selection.size(); ++i) {
     if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
         moved_forward.insert(leading_unmeasured_family).second)
@@ -230,11 +231,17 @@ void time_by_successive_halving(
                               return s->variant.family == leading_unmeasured_family;
                             });
     SearchCandidate& c = *selection[i];
-    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms))
+    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms)) {
       compile({selection.begin() + static_cast<std::ptrdiff_t>(i),
                selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size()))});
+      chunk_compiled_ms = now();
+    }
     if (c.result.status != CandidateStatus::ok) continue;  // a compile error
-    if (!c.binary || (screened >= kFewestSelected && now() > deadline_ms)) {
+    // Past the deadline a candidate whose CUBIN is at hand (its chunk was compiled while there was
+    // time, however long that took) is still screened, for kScreenCompiledPastBudget more.
+    const double screening_ends = std::max(deadline_ms, chunk_compiled_ms) +
+                                  kScreenCompiledPastBudget * settings.budget_ms;
+    if (!c.binary || (screened >= kFewestSelected && now() > screening_ends)) {
       c.result.status = CandidateStatus::pruned;
       c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) +
                         " ran out before it was timed";

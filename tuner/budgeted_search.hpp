@@ -28,6 +28,13 @@ inline constexpr int kMostSelected = 400;
 // that kernels of a few microseconds, whose single launches are noisy, are compared on more.
 inline constexpr double kScreeningTargetMs = 0.5;
 int candidates_within_budget(double budget_ms, double launch_ms);
+// Once the budget is spent nothing more is compiled, but the candidates of the chunk compiled last
+// (on a first tuning NVRTC takes seconds a chunk and can run the budget out by itself) are still
+// screened for this share of the budget past the deadline or past the end of that compilation,
+// whichever is later: their compilation is paid for, and a look costs a verification and a few
+// launches. On the H200's first tuning of 160 x 8192 x 8192 the winner was compiled in the first
+// chunk and never timed.
+inline constexpr double kScreenCompiledPastBudget = 0.10;
 
 // The final round times its two candidates in up to kFinalPasses passes that alternate their order
 // (A B, B A, A B, B A), each with its share of the bench's full plan, and ranks each by the median
