@@ -1,11 +1,11 @@
-// When SQLite's quick_check runs on the cache. It reads every page, about a millisecond per 6 MB,
-// and a cache that holds CUBINs is tens of megabytes: run at every open, it was most of the time
-// of a new process's first gemm(). So a file is checked again only when it changed since it last
-// passed: after a pass, the file's state (device, inode, size and modification time of the
-// database file, and of its -wal where that holds frames) is recorded beside it, in
-// "<path>.checked". Any write, a truncation or a replaced file changes the state; damage that
-// keeps every one of them (bits flipped in place) is found when SQLite reads the page instead, as
-// any error of a query (a warning, the call goes on without the cache).
+// When SQLite's quick_check runs on the cache. It reads every page, and a cache that holds CUBINs
+// is tens of megabytes: run at every open, it was most of the time of a new process's first
+// gemm() (docs/cache-format.md has the measurement). So a file is checked again only when it
+// changed since it last passed: after a pass, the file's state (device, inode, size and
+// modification time of the database file, and of its -wal where that holds frames) is recorded
+// beside it, in "<path>.checked". Any write, a truncation or a replaced file changes the state;
+// damage that keeps every one of them (bits flipped in place) is found when SQLite reads the page
+// instead, as any error of a query (a warning, the call goes on without the cache).
 #pragma once
 
 #include <string>

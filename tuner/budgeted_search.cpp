@@ -222,7 +222,8 @@ void time_by_successive_halving(
   // next chunk on (nothing there is compiled yet), once per family.
   std::string leading_unmeasured_family;
   std::set<std::string> moved_forward;
-  double chunk_compiled_ms = -std::numeric_limits<double>::infinity();  // when the last chunk was
+  // When the chunk compiled last finished compiling, on settings' clock.
+  double chunk_compiled_ms = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < selection.size(); ++i) {
     if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
         moved_forward.insert(leading_unmeasured_family).second)
