@@ -25,7 +25,7 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
 }
 
 // Never destroyed: a background tuning thread may still read them while the process exits
-// (dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
+// (src/dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
 // of statics built later than it was registered).
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
   static const auto& all =

@@ -41,7 +41,7 @@ struct StoredEntry {
 
 // Stale: tuned under another driver, NVRTC or results hash (template set, timing method) than
 // `current`. The one staleness rule, used by dispatch, the preloaded lookup and tilemm-tune
-// --list alike (dispatch/provenance.hpp). A `current.driver_version` of 0 means the driver is
+// --list alike (src/dispatch/provenance.hpp). A `current.driver_version` of 0 means the driver is
 // unknown (no driver on this machine, e.g. listing a cache without a GPU): then the results hash
 // and the NVRTC version alone decide. A preloaded entry (source "preloaded") is stale only under
 // another results hash: a shipped result is a good guess, not a measurement here, so driver and

@@ -1,6 +1,6 @@
-// Background tuning's parts on the CPU: the callers' launch counters (core/device_activity.hpp),
-// the quiet samples (dispatch/quiet_timing.hpp) and the workers' queue
-// (dispatch/background_tuning.hpp). The dispatcher's use of them: test_dispatcher.cpp.
+// Background tuning's parts on the CPU: the callers' launch counters (src/core/device_activity.hpp),
+// the quiet samples (src/dispatch/quiet_timing.hpp) and the workers' queue
+// (src/dispatch/background_tuning.hpp). The dispatcher's use of them: test_dispatcher.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // The dispatcher's logic on the CPU: a fake store, a fake tuner and a fake kernel loader stand in
-// for SQLite, the GPU tuning and the CUDA runtime (dispatch/dispatcher.hpp).
+// for SQLite, the GPU tuning and the CUDA runtime (src/dispatch/dispatcher.hpp).
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // The stream-K work split (kernel_templates/stream_k.cuh), without a GPU: the maps themselves, on
 // the host, as the kernels of tf32wgmma and streamk call them; the workspace and the limits the
-// host side gives them (core/stream_k_split.cpp). That the templates carry the header pasted in:
+// host side gives them (src/core/stream_k_split.cpp). That the templates carry the header pasted in:
 // test_nvrtc_compile.cpp. On the H200: StreamK.* (test_gpu_correctness.cpp).
 #include <gtest/gtest.h>
 

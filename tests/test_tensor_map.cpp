@@ -1,4 +1,4 @@
-// The TMA tensor maps a family's enqueue encodes (core/tensor_map.cpp): with a driver, a matrix
+// The TMA tensor maps a family's enqueue encodes (src/core/tensor_map.cpp): with a driver, a matrix
 // the TMA can read encodes and one it cannot is refused with an error that names the call and the
 // matrix; without one, the missing encoder is an error that names it, not a crash at load time
 // (the library links no driver library).

@@ -1,4 +1,4 @@
-// What a budgeted tuning ranks by (dispatch/tuning_history.hpp): the measured shapes of the
+// What a budgeted tuning ranks by (src/dispatch/tuning_history.hpp): the measured shapes of the
 // device's model and the problem's class, fresh, the cache's before the preloaded ones.
 #include <gtest/gtest.h>
 

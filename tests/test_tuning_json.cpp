@@ -115,7 +115,7 @@ TEST(TuningJson, AFormatOneDocumentReadsAsPrecisionHighest) {
   testing::expect_same_entry(back[1], entry(kH200, 1024), testing::CandidateOrder::same);
 }
 
-// A row-split plan (core/row_split.hpp) is a winner and a candidate like a variant.
+// A row-split plan (src/core/row_split.hpp) is a winner and a candidate like a variant.
 TEST(TuningJson, ARowSplitPlanIsAWinnerLikeAVariant) {
   StoredEntry plan = entry(kH200, 3000, "rowsplit_h2816");
   plan.candidates[0].reason = "rows 0-2815: warptile_x; rows 2816-2999: splitk_y";

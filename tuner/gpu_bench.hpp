@@ -65,7 +65,7 @@ class GpuBench : public CandidateBench {
 
   // How the probe and the timed samples are taken: the gate calls `take` (the launches, then
   // their times) until it returns a sample it keeps. Background tuning's gate keeps only samples
-  // no caller's gemm() overlapped (dispatch/quiet_timing.hpp). Empty, the default: as they come.
+  // no caller's gemm() overlapped (src/dispatch/quiet_timing.hpp). Empty, the default: as they come.
   using SampleGate = std::function<std::vector<float>(const std::function<std::vector<float>()>& take)>;
   void set_sample_gate(SampleGate gate) { gate_ = std::move(gate); }
 

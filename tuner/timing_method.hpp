@@ -1,7 +1,7 @@
 // What the tuner's timings mean: which inputs the GPU bench feeds a problem's timed launches
 // (rotated copies, L2-cold, or the same buffers every launch, L2-warm), decided from the
 // problem's working set and the device's L2, and the version of that method which stored
-// results carry (dispatch/provenance.hpp), so that a result timed another way is stale. Pure
+// results carry (src/dispatch/provenance.hpp), so that a result timed another way is stale. Pure
 // arithmetic: no CUDA call.
 #pragma once
 

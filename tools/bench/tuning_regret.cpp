@@ -8,7 +8,7 @@
 //   3. times both winners head to head on the same inputs, in the input mode the tuner times the
 //      shape in (the same buffers within half the L2, else rotated through copies larger than it:
 //      tuner/timing_method.hpp), in alternating blocks of launches that run back to back on the
-//      GPU (core/stream_hold.hpp), CUDA events around each launch, median.
+//      GPU (src/core/stream_hold.hpp), CUDA events around each launch, median.
 // Regret = budgeted winner's median / exhaustive winner's median (1 when both chose the same).
 // Usage: tilemm-tuning-regret --help
 #include <cuda_runtime_api.h>

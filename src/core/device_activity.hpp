@@ -1,7 +1,7 @@
 // Which of the callers' gemm() launches a background tuning could have overlapped: per device,
 // how many launches started and how many finished launching (host side). A background worker
 // takes a mark when no launch is in progress, waits for the device to finish what was queued
-// (dispatch/quiet_timing.hpp), times, and keeps the timing only if no launch started since.
+// (src/dispatch/quiet_timing.hpp), times, and keeps the timing only if no launch started since.
 #pragma once
 
 #include <cstdint>

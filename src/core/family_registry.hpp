@@ -1,5 +1,5 @@
 // The kernel families, in registry order: the order of family_names() and variant_space(). Each
-// family is a strategy object (family.hpp) built in its own file, core/family_<name>.cpp;
+// family is a strategy object (family.hpp) built in its own file, src/core/family_<name>.cpp;
 // family_registry.cpp only lists them. Adding a family is one template, one family file and its
 // test (docs/kernels.md, "Adding a family").
 #pragma once
@@ -18,22 +18,22 @@ namespace tilemm::detail {
 const std::vector<Family>& families();
 
 // The library's families, one per file.
-Family naive_family();     // core/family_naive.cpp
-Family tiled_family();     // core/family_tiled.cpp
-Family warptile_family();  // core/family_warptile.cpp
-Family splitk_family();    // core/family_splitk.cpp
-Family padded_family();    // core/family_padded.cpp
-Family clusterk_family();  // core/family_clusterk.cpp
-Family multistage_family();  // core/family_multistage.cpp: cp.async stages, 64 x 64 warp tiles
-Family streamk_family();     // core/family_multistage.cpp: the same, persistent, last wave cut in K
+Family naive_family();     // src/core/family_naive.cpp
+Family tiled_family();     // src/core/family_tiled.cpp
+Family warptile_family();  // src/core/family_warptile.cpp
+Family splitk_family();    // src/core/family_splitk.cpp
+Family padded_family();    // src/core/family_padded.cpp
+Family clusterk_family();  // src/core/family_clusterk.cpp
+Family multistage_family();  // src/core/family_multistage.cpp: cp.async stages, 64 x 64 warp tiles
+Family streamk_family();     // src/core/family_multistage.cpp: the same, persistent, last wave cut in K
 
-Family gemvn_family();     // core/family_skinny.cpp: matrix times a few vectors, N <= 16
-Family gemvm_family();     // core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
-Family gemvmring_family(); // core/family_skinny.cpp: gemvm's wide shape, B through a shared ring
-Family gemvnring_family(); // core/family_skinny.cpp: gemvn's wide shape, A through a shared ring
-Family tf32mma_family();   // core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
-Family tf32wgmma_family(); // core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
-Family tf32wgmmapad_family();  // core/family_tf32wgmma.cpp: the same on aligned copies of A and B
+Family gemvn_family();     // src/core/family_skinny.cpp: matrix times a few vectors, N <= 16
+Family gemvm_family();     // src/core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
+Family gemvmring_family(); // src/core/family_skinny.cpp: gemvm's wide shape, B through a shared ring
+Family gemvnring_family(); // src/core/family_skinny.cpp: gemvn's wide shape, A through a shared ring
+Family tf32mma_family();   // src/core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
+Family tf32wgmma_family(); // src/core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
+Family tf32wgmmapad_family();  // src/core/family_tf32wgmma.cpp: the same on aligned copies of A and B
 
 // The lowest compute capability (major * 10 + minor) `v` of `family` compiles and runs on: the
 // family's min_compute_capability, or its variant's where that is higher.

@@ -86,7 +86,7 @@ std::string tf32wgmma_problem(const Variant& v, const Problem& p) {
 }
 
 // With sk 1 the blocks are persistent and their partial tiles and flags are the workspace
-// (core/stream_k_split.hpp).
+// (src/core/stream_k_split.hpp).
 std::size_t tf32wgmma_workspace(const Variant& v, const Problem& p, const DeviceInfo& device) {
   const WgmmaTiles t(v);
   if (t.stream_k == 0) return 0;

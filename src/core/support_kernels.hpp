@@ -57,7 +57,7 @@ void count_outside_bound(const DeviceInfo& device, std::int64_t M, std::int64_t 
 
 // Enqueues a single-thread kernel that keeps `stream` waiting until *release reaches `ticket`
 // (release: mapped host memory, as the device sees it), or for at most `most_ms`
-// (core/stream_hold.hpp).
+// (src/core/stream_hold.hpp).
 void hold_stream(const DeviceInfo& device, const unsigned* release, unsigned ticket, double most_ms,
                  cudaStream_t stream);
 

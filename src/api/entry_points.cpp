@@ -1,5 +1,5 @@
 // gemm() and autotune(), and the public helpers of tilemm/autotune.hpp: checks, then the
-// process's dispatcher (dispatch/dispatcher.hpp) decides what runs.
+// process's dispatcher (src/dispatch/dispatcher.hpp) decides what runs.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
