@@ -13,7 +13,7 @@ dst=${2:-build-carry}
 cmake --build "$src" -j"$(nproc)" > /dev/null
 rm -rf "$dst"
 mkdir -p "$dst"
-tar -C "$src" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' --exclude='./generated' --exclude='./Testing' -cf - . | tar -C "$dst" -xf -
+tar -C "$src" --exclude='*.o' --exclude='*_link_check.so' --exclude='*.a' --exclude='CMakeFiles/*.dir' --exclude='./generated' --exclude='./Testing' -cf - . | tar -C "$dst" -xf -
 find "$dst" -type f -executable \( -name "test_*" -o -name "tilemm-*" -o -name dispatch_child \
   -o -name "fuzz_*" -o -name "c_api_smoke" -o -name "*.so*" \) -exec strip --strip-unneeded {} \; 2>/dev/null || true
 # Which source the binaries come from, for the reports of the scripts that run them

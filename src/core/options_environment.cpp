@@ -1,0 +1,53 @@
+// The defaults of tilemm::Options read from the environment (TILEMM_TUNE, TILEMM_TUNE_BUDGET_MS,
+// TILEMM_PRECISION). They live in the lowest layer because every layer default-constructs Options.
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "log.hpp"
+#include "tilemm/autotune.hpp"
+
+namespace tilemm {
+
+TunePolicy Options::policy_from_environment() {
+  // Read once: every gemm() call without Options default-constructs one.
+  static const TunePolicy policy = [] {
+    const char* value = std::getenv("TILEMM_TUNE");
+    const std::string text = value != nullptr ? value : "";
+    if (text == "off") return TunePolicy::off;
+    if (text == "background") return TunePolicy::background;
+    return TunePolicy::tune_on_miss;
+  }();
+  return policy;
+}
+
+double Options::budget_from_environment() {
+  static const double budget = [] {
+    const char* value = std::getenv("TILEMM_TUNE_BUDGET_MS");
+    if (value == nullptr) return kDefaultTuneBudgetMs;
+    char* end = nullptr;
+    const double ms = std::strtod(value, &end);
+    if (end == value || *end != '\0' || !(ms >= 0) || !std::isfinite(ms)) {
+      detail::log(detail::LogLevel::warn, std::string("TILEMM_TUNE_BUDGET_MS='") + value +
+                                              "' is not a number of milliseconds >= 0; using " +
+                                              std::to_string(static_cast<int>(kDefaultTuneBudgetMs)));
+      return kDefaultTuneBudgetMs;
+    }
+    return ms;
+  }();
+  return budget;
+}
+
+Precision Options::precision_from_environment() {
+  static const Precision precision = [] {
+    const char* value = std::getenv("TILEMM_PRECISION");
+    if (value == nullptr) return Precision::highest;
+    if (const auto parsed = parse_precision(value)) return *parsed;
+    detail::log(detail::LogLevel::warn, std::string("TILEMM_PRECISION='") + value +
+                                            "' is not highest, high or medium; using highest");
+    return Precision::highest;
+  }();
+  return precision;
+}
+
+}  // namespace tilemm
