@@ -1,0 +1,113 @@
+// What the dispatcher reaches below it, as interfaces: the SQLite store, the kernels of this
+// process and NVRTC, and the tuner. src/dispatch/real_collaborators.cpp wires the real ones,
+// tests/test_dispatcher.cpp fakes, so that the dispatch logic is tested on the CPU.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_library.hpp"
+#include "nvrtc_compiler.hpp"
+#include "row_split_candidates.hpp"
+#include "tilemm/autotune.hpp"
+#include "tune_hooks.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::dispatch {
+
+// The SQLite cache as the dispatcher uses it. Any call may throw tilemm::Error; the dispatcher
+// turns each failure into one warning and goes on as if the cache had no answer.
+class ResultStore {
+ public:
+  virtual ~ResultStore() = default;
+  virtual std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
+                                                 const std::string& problem_class,
+                                                 bool with_candidates) = 0;
+  virtual std::vector<cache::StoredEntry> list(const std::string& device_key) = 0;
+  // All or nothing.
+  virtual void put_all(const std::vector<cache::StoredEntry>& entries) = 0;
+  // Whether this store's CUBINs may be loaded (cache_trust.hpp); false: they are neither loaded
+  // nor written.
+  virtual bool loads_stored_code() = 0;
+  virtual std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
+                                                      const std::string& template_hash,
+                                                      const std::string& variant) = 0;
+  virtual void put_cubin(const detail::CompiledVariant& compiled, const std::string& arch,
+                         int nvrtc_version) = 0;
+  virtual bool try_acquire_lease(const std::string& key, const std::string& owner,
+                                 double ttl_seconds) = 0;
+  virtual void release_lease(const std::string& key, const std::string& owner) = 0;
+};
+
+// Kernels of this process (kernel_library.hpp) and NVRTC.
+class KernelLoader {
+ public:
+  virtual ~KernelLoader() = default;
+  virtual const detail::LoadedKernel* find_loaded(const DeviceInfo& device, const Variant& v) = 0;
+  // Throws tilemm::Error when the image is rejected.
+  virtual const detail::LoadedKernel& load(const DeviceInfo& device, const Variant& v,
+                                           const std::vector<char>& cubin) = 0;
+  virtual detail::CompiledVariant compile(const Variant& v, const std::string& arch) = 0;
+};
+
+// A tuning of one shape with its row-split plans (tuner/row_split_candidates.hpp).
+struct TuneRequest {
+  std::function<void(int done, int total)> progress;
+  // How the tuning gets each candidate's CUBIN: the dispatcher's looks in the store first and
+  // stores what it compiles, so that a machine compiles each variant once, whatever the shape.
+  tuner::Compiler compile;
+  const detail::TuneHooks* hooks = nullptr;  // may be null
+  std::map<std::int64_t, std::string> known_part_winners;  // PlanSettings::known_winners
+  // Below highest, the winners of the shape's and its plan parts' fresh highest results
+  // (TuneSettings::highest_winner, PlanSettings::highest_part_winners); empty where none.
+  std::string highest_winner;
+  std::map<std::int64_t, std::string> highest_part_winners;
+  // Options::tune_budget_ms (0: the exhaustive search) and, under a budget, what the candidates
+  // are ranked by (tuning_history.hpp).
+  double budget_ms = 0.0;
+  std::vector<tuner::MeasuredShape> history;
+};
+class ShapeTuner {
+ public:
+  virtual ~ShapeTuner() = default;
+  // Throws tilemm::Error when no candidate is correct.
+  virtual tuner::ShapeTuning tune(const DeviceInfo& device, const Problem& problem,
+                                  const TuneRequest& request) = 0;
+};
+
+// How long a lease lasts and how waiting for another process's tuning goes.
+struct LeaseTimes {
+  double lease_seconds = 300.0;  // a process that died while tuning blocks a key this long at most
+  double max_wait_seconds = 600.0;  // then a waiter gives up and tunes itself
+  std::chrono::milliseconds poll{100};
+};
+
+struct Collaborators {
+  std::unique_ptr<ResultStore> store;
+  std::unique_ptr<KernelLoader> loader;
+  std::unique_ptr<ShapeTuner> tuner;
+  // The preloaded results (cache::preloaded_entries() in a real process), asked for on the first
+  // lookup that needs their candidates (an autotune() they serve): reading them costs tens of
+  // milliseconds, which a process that only calls gemm() never pays.
+  std::function<const std::vector<cache::StoredEntry>&()> preloaded;
+  // The same entries without their candidates (cache::preloaded_headers()), asked for on the
+  // first lookup that reaches them without needing candidates (gemm(), the fallback, a plan's
+  // parts): well under a millisecond, so that the first gemm() of a preloaded shape is as cheap
+  // as one the SQLite cache serves.
+  std::function<const std::vector<cache::StoredEntry>&()> preloaded_headers;
+  std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
+  LeaseTimes lease;
+  // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device and
+  // warm NVRTC up, and wait for the current device to finish its queued work. Empty (fakes):
+  // nothing to do.
+  std::function<void(int ordinal)> enter_device;
+  std::function<void()> drain_device;
+};
+
+}  // namespace tilemm::dispatch

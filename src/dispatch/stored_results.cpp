@@ -1,0 +1,118 @@
+#include "stored_results.hpp"
+
+#include <utility>
+
+#include "log.hpp"
+#include "preloaded.hpp"
+#include "provenance.hpp"
+#include "shape_key.hpp"
+#include "tflops.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::dispatch {
+
+using detail::log;
+using detail::LogLevel;
+
+StoredResults::StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers)
+    : store_(store), preloaded_(std::move(preloaded)), preloaded_headers_(std::move(preloaded_headers)) {}
+
+std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& device,
+                                                             const Problem& problem,
+                                                             bool with_candidates) {
+  return store_.with(
+      "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
+      [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
+        auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
+        if (entry && !is_fresh(*entry, running_versions(device, problem.precision))) {
+          log(LogLevel::info, "cached result for " + describe(problem) +
+                                  " is stale (tuned under another driver, NVRTC or template set)");
+          return std::nullopt;
+        }
+        return entry;
+      });
+}
+
+std::optional<cache::StoredEntry> StoredResults::usable_entry(const DeviceInfo& device,
+                                                              const Problem& problem) {
+  auto entry = fresh_entry(device, problem, true);
+  if (entry && !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
+  return entry;
+}
+
+// The same lookup over the entries with or without their candidates: both hold the same entries
+// (cache/preloaded.hpp), so the answer's winner does not depend on which is asked.
+std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInfo& device,
+                                                                 const Problem& problem,
+                                                                 bool with_candidates) {
+  return cache::find_preloaded(with_candidates ? preloaded() : preloaded_headers(),
+                               device.model_key(), device.arch(), problem.M, problem.N, problem.K,
+                               class_of(problem), running_versions(device, problem.precision),
+                               problem.precision);
+}
+
+std::optional<std::string> StoredResults::stored_winner(const DeviceInfo& device,
+                                                        const Problem& problem) {
+  std::optional<cache::StoredEntry> entry = fresh_entry(device, problem, false);
+  if (!entry || !why_unusable(entry->winner, device, problem).empty())
+    entry = preloaded_entry(device, problem, false);
+  if (!entry || !why_unusable(entry->winner, device, problem).empty()) return std::nullopt;
+  return entry->winner;
+}
+
+std::vector<cache::StoredEntry> StoredResults::listed(const DeviceInfo& device) {
+  return store_.with("cache listing failed", std::vector<cache::StoredEntry>{},
+                     [&](ResultStore& store) { return store.list(device.model_key()); });
+}
+
+ResultSource source_of(const std::string& stored) {
+  if (stored == "imported") return ResultSource::imported;
+  if (stored == "preloaded") return ResultSource::preloaded;
+  return ResultSource::cache;
+}
+
+AutotuneResult to_result(const cache::StoredEntry& e, const Problem& problem, ResultSource source) {
+  AutotuneResult r;
+  r.device_key = e.device_key;
+  r.problem = problem;
+  r.problem_class = e.problem_class;
+  r.winner = e.winner;
+  r.median_ms = e.median_ms;
+  r.tflops = e.tflops;
+  r.margin = e.margin;
+  r.candidates = e.candidates;
+  // Stored rows come back in key order; present them ranked like a fresh tuning.
+  if (!r.candidates.empty()) {
+    try {
+      tuner::rank_candidates(r.candidates);
+    } catch (const Error&) {  // an entry without an ok candidate: keep the stored order
+    }
+  }
+  r.source = source;
+  r.tuned_at = e.tuned_at;
+  return r;
+}
+
+cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
+                            const tuner::TuneOutcome& outcome, const std::string& tuned_at) {
+  cache::StoredEntry e;
+  e.device_key = device.model_key();
+  e.M = problem.M;
+  e.N = problem.N;
+  e.K = problem.K;
+  e.problem_class = class_of(problem);
+  e.precision = problem.precision;
+  e.winner = outcome.winner;
+  e.median_ms = outcome.median_ms;
+  e.tflops = detail::tflops(problem, outcome.median_ms);
+  e.margin = outcome.margin;
+  e.tuned_at = tuned_at;
+  e.tilemm_version = TILEMM_VERSION;
+  e.versions = running_versions(device, problem.precision);
+  e.arch = device.arch();
+  e.source = "tuned";
+  e.candidates = outcome.candidates;
+  return e;
+}
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,60 @@
+// The results a shape may be served from without tuning: fresh entries of the SQLite cache and
+// of the preloaded files whose winner can run here, and their conversion to what autotune()
+// returns and what the cache stores. Freshness and usability are the provenance policy's
+// (provenance.hpp); this part only asks it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "guarded_store.hpp"
+#include "tilemm/autotune.hpp"
+#include "tilemm/device.hpp"
+#include "tuner.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::dispatch {
+
+using EntryList = std::function<const std::vector<cache::StoredEntry>&()>;
+
+class StoredResults {
+ public:
+  // `preloaded`: the shipped entries with their candidates; `preloaded_headers`: the same
+  // without (Collaborators).
+  StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers);
+
+  // The cache's entry of `problem` if it is fresh; a store failure warns and counts as a miss.
+  std::optional<cache::StoredEntry> fresh_entry(const DeviceInfo& device, const Problem& problem,
+                                                bool with_candidates);
+  // A fresh entry whose winner can serve `problem` here: what another process's tuning stored.
+  std::optional<cache::StoredEntry> usable_entry(const DeviceInfo& device, const Problem& problem);
+  // The preloaded entry of this device model, else architecture, that applies here.
+  std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device,
+                                                    const Problem& problem, bool with_candidates);
+  // The winner of a fresh, usable result of `problem` (cache, then preloaded), nothing loaded.
+  std::optional<std::string> stored_winner(const DeviceInfo& device, const Problem& problem);
+  // Every entry of this device model in the cache; a store failure warns and lists none.
+  std::vector<cache::StoredEntry> listed(const DeviceInfo& device);
+
+  const std::vector<cache::StoredEntry>& preloaded() { return preloaded_(); }
+  const std::vector<cache::StoredEntry>& preloaded_headers() { return preloaded_headers_(); }
+
+ private:
+  GuardedStore& store_;
+  EntryList preloaded_;
+  EntryList preloaded_headers_;
+};
+
+// The source a stored entry reports ("imported", "preloaded", else the cache).
+ResultSource source_of(const std::string& stored);
+
+// A stored entry as autotune() returns it, its candidates ranked like a fresh tuning's.
+AutotuneResult to_result(const cache::StoredEntry& e, const Problem& problem, ResultSource source);
+
+// The stored record of a tuning of `problem` on `device`.
+cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
+                            const tuner::TuneOutcome& outcome, const std::string& tuned_at);
+
+}  // namespace tilemm::dispatch

@@ -1,0 +1,155 @@
+#include "tuning_coordinator.hpp"
+
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "log.hpp"
+#include "provenance.hpp"
+#include "row_split.hpp"
+#include "shape_key.hpp"
+#include "tuning_history.hpp"
+#include "utc_time.hpp"
+
+namespace tilemm::dispatch {
+
+using detail::log;
+using detail::LogLevel;
+
+namespace {
+std::atomic<std::uint64_t> tuning_count{0};
+}  // namespace
+
+std::uint64_t TuningCoordinator::tunings_counted() {
+  return tuning_count.load(std::memory_order_relaxed);
+}
+
+std::optional<std::string> TuningCoordinator::known_winner(const DeviceInfo& device, const Problem& problem) {
+  std::optional<std::string> winner = results_.stored_winner(device, problem);
+  if (winner) binaries_.decision_for(device, *winner);
+  return winner;
+}
+
+AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Problem& problem,
+                                     const Options& options) {
+  const LeaseTimes& times = lease_;
+  const std::string key = device.model_key() + "|" + describe(problem);
+  const detail::TuneHooks* hooks = detail::current_tune_hooks();
+  const std::string owner =
+      hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : lease_owner_;
+  const auto start = std::chrono::steady_clock::now();
+  bool announced = false;
+  while (true) {
+    const bool mine = store_.with("cache lease unavailable, tuning without one", true,
+                                 [&](ResultStore& store) {
+                                   return store.try_acquire_lease(key, owner, times.lease_seconds);
+                                 });
+    if (mine) {
+      struct Release {
+        GuardedStore& guarded;
+        const std::string& key;
+        const std::string& owner;
+        ~Release() {
+          guarded.with("", false, [&](ResultStore& store) {  // else it expires on its own
+            store.release_lease(key, owner);
+            return true;
+          });
+        }
+      } release{store_, key, owner};
+      // The lease may be free because another process just finished tuning this key and stored
+      // its result after our miss: serve that result rather than tune the key twice.
+      if (!options.force) {
+        if (auto entry = results_.usable_entry(device, problem))
+          return to_result(*entry, problem, source_of(entry->source));
+      }
+      return tune_and_store(device, problem, options);
+    }
+    if (!options.force) {
+      if (auto entry = results_.usable_entry(device, problem))
+        return to_result(*entry, problem, source_of(entry->source));
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > times.max_wait_seconds) {
+      log(LogLevel::warn, "waited " + std::to_string(waited) + " s for another process tuning " +
+                              describe(problem) + "; tuning here");
+      return tune_and_store(device, problem, options);
+    }
+    if (!announced) {
+      log(LogLevel::info, "another process is tuning " + describe(problem) + "; waiting for its result");
+      announced = true;
+    }
+    detail::stop_if_requested(hooks);
+    std::this_thread::sleep_for(times.poll);
+  }
+}
+
+AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const Problem& problem,
+                                          const Options& options) {
+  log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
+  TuneRequest request;
+  request.progress = options.progress;
+  request.hooks = detail::current_tune_hooks();
+  request.compile = [this, &device, hooks = request.hooks](const Variant& v, const std::string&) {
+    detail::stop_if_requested(hooks);
+    return binaries_.candidate_binary(device, v);
+  };
+  request.budget_ms = options.tune_budget_ms;
+  if (request.budget_ms > 0) request.history = history_for(device, problem);
+  // A plan's part with a result already (unless forced to measure anew) is not tuned again.
+  if (!options.force)
+    for (const std::int64_t rows : detail::row_split_heights(problem))
+      for (const std::int64_t part : {rows, problem.M - rows})
+        if (auto winner = known_winner(device, detail::rows_of(problem, part)))
+          request.known_part_winners[part] = *winner;
+  // Below highest, the FP32 results known for the shape and its parts are candidates too, timed
+  // on the same bench (even when forced: only their names are taken), so that asking for less
+  // precision does not end slower than highest (docs/tuning.md, "Precision modes").
+  if (problem.precision != Precision::highest) {
+    Problem fp32 = problem;
+    fp32.precision = Precision::highest;
+    if (auto winner = results_.stored_winner(device, fp32)) {
+      request.highest_winner = *winner;
+      log(LogLevel::info, "the highest result of " + describe(problem) + ", " + *winner +
+                              ", is timed among its candidates");
+    }
+    for (const std::int64_t rows : detail::row_split_heights(problem))
+      for (const std::int64_t part : {rows, problem.M - rows})
+        if (auto winner = results_.stored_winner(device, detail::rows_of(fp32, part)))
+          request.highest_part_winners[part] = *winner;
+  }
+  const tuner::ShapeTuning tuning = tuner_.tune(device, problem, request);
+  tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
+  // A tuning told to stop may have finished with candidates cut short: store none of it.
+  detail::stop_if_requested(request.hooks);
+
+  const std::string tuned_at = detail::utc_now_text("%Y-%m-%dT%H:%M:%SZ");
+  std::vector<cache::StoredEntry> entries;
+  for (const auto& part : tuning.parts)
+    entries.push_back(entry_of(device, part.problem, part.outcome, tuned_at));
+  entries.push_back(entry_of(device, problem, tuning.outcome, tuned_at));
+  store_.with("could not store the tuning result", false, [&](ResultStore& store) {
+    store.put_all(entries);
+    return true;
+  });
+  for (const auto& part : tuning.parts) {
+    binaries_.save(device, part.outcome.winner_binary);  // a part is never a plan
+    log(LogLevel::info, "tuned " + describe(part.problem) + " in " +
+                            std::to_string(part.outcome.seconds) + " s: " + part.outcome.winner);
+  }
+  if (!detail::parse_row_split(tuning.outcome.winner))
+    binaries_.save(device, tuning.outcome.winner_binary);
+  log(LogLevel::info, "tuned " + describe(problem) + " in " + std::to_string(tuning.outcome.seconds) +
+                          " s: " + tuning.outcome.winner);
+  AutotuneResult r = to_result(entries.back(), problem, ResultSource::tuned);
+  r.tuning_seconds = tuning.outcome.seconds;
+  return r;
+}
+
+std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,
+                                                         const Problem& problem) {
+  return measured_shapes(results_.listed(device), results_.preloaded(), device, class_of(problem),
+                         running_versions(device, problem.precision), problem.precision);
+}
+
+}  // namespace tilemm::dispatch
