@@ -663,8 +663,8 @@ long resident_kib() {
 
 // The import streams its file: its memory does not grow with the number of entries. Measured in a
 // child process, as the growth of the resident high-water mark over an import of a file of about
-// 20 MB; reading the whole file into memory would take several times its size. (The measured
-// 200,000-entry import is in docs/cache-format.md; it takes too long for every CI run.)
+// 20 MB; reading the whole file into memory would take several times its size. (A 200,000-entry
+// import is timed on docs/benchmarks.md; it takes too long for every CI run.)
 TEST(TuneCliCache, ImportMemoryDoesNotGrowWithTheFile) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer keeps freed memory in quarantine: resident size says nothing "
