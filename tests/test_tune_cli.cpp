@@ -208,7 +208,7 @@ TEST(TuneCliParsing, PrecompileWithoutAGpuOrAnArchitectureSaysWhatToGive) {
   testing::TempDir dir;
   const CliRun r = run({"--precompile", "--cache", dir.file("t.db")});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_EQ(r.err, "tilemm-tune: error: no CUDA device found; give --arch sm_XY to precompile for one without it\n");
+  EXPECT_EQ(r.err, "tilemm-tune: error: no CUDA device (or no driver) found; give --arch sm_XY to precompile for one without it\n");
   EXPECT_TRUE(r.out.empty());
 }
 

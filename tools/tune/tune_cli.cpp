@@ -297,7 +297,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
                  bool as_json, const Isolation& isolation, std::ostream& out, std::ostream& err,
                  bool tty) {
   const int count = device_count();
-  if (count == 0) return failure(err, "no CUDA device found; tuning needs a GPU (--list, --export, --import and --clear do not)");
+  if (count == 0) return failure(err, tool::no_device("tuning needs a GPU (--list, --export, --import and --clear do not)"));
   std::vector<int> ordinals;
   if (device_option == "all") {
     for (int i = 0; i < count; ++i) ordinals.push_back(i);
