@@ -62,6 +62,20 @@ std::string entries_to_json(const std::vector<StoredEntry>& entries) {
 
 namespace {
 
+// nlohmann's message in plain words: "not valid JSON at line 3, column 5: invalid literal", without
+// its exception ids and "syntax error while parsing ..." framing, which mean nothing to a user.
+std::string plain_json_error(const json::exception& e) {
+  const std::string what = e.what();
+  if (what.find("number overflow") != std::string::npos) return "not valid JSON: a number is out of range";
+  static const auto& where = *new std::regex(R"(at line (\d+), column (\d+): (.*))");
+  std::smatch m;
+  if (!std::regex_search(what, m, where)) return "not valid JSON";
+  std::string reason = m[3].str();
+  if (const auto dash = reason.find(" - "); dash != std::string::npos) reason = reason.substr(dash + 3);
+  reason = reason.substr(0, reason.find(';'));
+  return "not valid JSON at line " + m[1].str() + ", column " + m[2].str() + ": " + reason;
+}
+
 // Walks a json value, naming every field by its path in errors.
 class Reader {
  public:
@@ -323,7 +337,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
   [[noreturn]] bool parse_error(std::size_t, const std::string&,
                                 const nlohmann::json::exception& e) override {
     // parse_error, and also out_of_range for numbers beyond double (found by the fuzzer).
-    throw InvalidArgument("document", std::string("is not valid JSON: ") + e.what());
+    throw InvalidArgument("document", plain_json_error(e));
   }
 
   // The checks that need the whole document; returns the number of entries.

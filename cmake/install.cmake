@@ -18,14 +18,18 @@ set(TILEMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilemm)
 set_target_properties(tilemm PROPERTIES EXPORT_NAME tilemm_static)
 set_target_properties(tilemm_shared PROPERTIES EXPORT_NAME tilemm_shared)
 
-# NVRTC, cuBLAS and the CUDA runtime libraries are outside the system's library path on many
-# machines: the installed binaries keep the directories they were linked from.
+# The installed files name no directory of the build machine, so that the package can be copied
+# to another machine or prefix: the libraries and programs find NVRTC and cuBLAS the way the
+# system's loader does (the CUDA toolkit's ld.so.conf entry, or LD_LIBRARY_PATH). For a private
+# install on a machine whose loader does not know the toolkit, TILEMM_INSTALL_CUDA_RPATH=ON keeps
+# the directories they were linked from, as a build-tree binary does.
+option(TILEMM_INSTALL_CUDA_RPATH "Installed binaries keep the CUDA library directories (not relocatable)" OFF)
 set(TILEMM_INSTALLED_PROGRAMS tilemm-tune tilemm-check)
 if(TARGET tilemm-bench)
   list(APPEND TILEMM_INSTALLED_PROGRAMS tilemm-bench)
 endif()
 set_target_properties(tilemm_shared ${TILEMM_INSTALLED_PROGRAMS}
-  PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+  PROPERTIES INSTALL_RPATH_USE_LINK_PATH ${TILEMM_INSTALL_CUDA_RPATH})
 
 install(TARGETS tilemm tilemm_shared
   EXPORT tilemmTargets
@@ -54,7 +58,11 @@ install(FILES ${PROJECT_BINARY_DIR}/install/tilemmConfig.cmake
 
 # --- pkg-config ----------------------------------------------------------------------------------
 # Relocatable: the prefix is found from the .pc file's own directory, so `--prefix` at install
-# time needs no reconfigure. The CUDA paths are the toolkit tilemm was built against.
+# time needs no reconfigure. The CUDA toolkit is one variable, cudaroot, that the include and
+# library flags are relative to: `pkg-config --define-variable=cudaroot=/opt/cuda` points them at
+# another toolkit. Its default is the toolkit tilemm was built against, named by the unversioned
+# link (/usr/local/cuda) where that link leads to the same toolkit, so that a later 13.x found there
+# serves.
 foreach(dir LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     set(TILEMM_PC_${dir} "${CMAKE_INSTALL_${dir}}")
@@ -69,12 +77,37 @@ else()
   string(REGEX REPLACE "/$" "" TILEMM_PC_UP "${TILEMM_PC_UP}")
   set(TILEMM_PC_PREFIX "\${pcfiledir}/${TILEMM_PC_UP}")
 endif()
+get_filename_component(TILEMM_PC_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+if(TILEMM_PC_CUDA_ROOT MATCHES "^(.*)/cuda-[0-9.]+$")
+  set(_tilemm_unversioned "${CMAKE_MATCH_1}/cuda")
+  if(EXISTS "${_tilemm_unversioned}")
+    file(REAL_PATH "${_tilemm_unversioned}" _tilemm_unversioned_real)
+    file(REAL_PATH "${TILEMM_PC_CUDA_ROOT}" _tilemm_root_real)
+    if(_tilemm_unversioned_real STREQUAL _tilemm_root_real)
+      set(TILEMM_PC_CUDA_ROOT "${_tilemm_unversioned}")
+    endif()
+  endif()
+endif()
+# A toolkit directory as "${cudaroot}/<path>" where it lies inside the toolkit; as it is otherwise.
+function(tilemm_pc_cuda_path dir out)
+  get_filename_component(root_real "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+  file(REAL_PATH "${root_real}" root_real)
+  file(REAL_PATH "${dir}" dir_real)
+  file(RELATIVE_PATH relative "${root_real}" "${dir_real}")
+  if(relative MATCHES "^\\.\\.")
+    set(${out} "${dir}" PARENT_SCOPE)
+  else()
+    set(${out} "\${cudaroot}/${relative}" PARENT_SCOPE)
+  endif()
+endfunction()
 set(TILEMM_PC_CUDA_CFLAGS "")
 foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
-  string(APPEND TILEMM_PC_CUDA_CFLAGS " -I${dir}")
+  tilemm_pc_cuda_path("${dir}" pc_dir)
+  string(APPEND TILEMM_PC_CUDA_CFLAGS " -I${pc_dir}")
 endforeach()
+tilemm_pc_cuda_path("${CUDAToolkit_LIBRARY_DIR}" TILEMM_PC_CUDA_LIBDIR)
 # What every user links: the static CUDA runtime, as with tilemm::tilemm. Never libcuda.
-set(TILEMM_PC_CUDART "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -pthread")
+set(TILEMM_PC_CUDART "-L${TILEMM_PC_CUDA_LIBDIR} -lcudart_static -ldl -lrt -pthread")
 # What libtilemm.a needs besides: NVRTC, SQLite and the C++ runtime (for C programs).
 set(TILEMM_PC_STATIC_DEPS "-lnvrtc -lsqlite3 -lstdc++ -lm")
 

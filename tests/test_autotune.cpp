@@ -42,9 +42,9 @@ ChildOutcome finish_child(std::FILE* pipe) {
 
 TEST(Autotune, TunesSeveralShapesAndTheirWinnersAreCorrect) {
   TILEMM_REQUIRE_DEVICE();
-  // Small shapes, none of them preloaded: tuning launches every candidate about 7 times, which
-  // compute-sanitizer's racecheck slows to ~0.05 s per launch plus ~5 s per 10^9 FMAs (measured
-  // on the H200), so a 10^8-FMA shape alone would outlast a device call. 264x200x180 still holds
+  // Small shapes, none of them preloaded: tuning launches every candidate about 7 times, and
+  // compute-sanitizer's racecheck slows each launch by orders of magnitude, so a shape of 10^8
+  // FMAs alone would outlast a device call. 264x200x180 still holds
   // a full 256x128 tile (the unchecked-load path) and 11+ K tiles.
   for (auto [m, n, k] : {std::array<std::int64_t, 3>{96, 80, 72}, {257, 255, 129}, {264, 200, 180}}) {
     const AutotuneResult r = autotune(m, n, k);

@@ -250,7 +250,7 @@ TEST(CanRun, GemvnRingServesTheWideExtentsWithItsRingInSharedMemory) {
 
 // can_run() and the loader's shared-memory opt-in go by the family's shared_bytes(); a kernel
 // with dynamic shared memory launched with less writes past it (clusterk's partial tile is larger
-// than its stages, and a launch with the stages' size was an illegal address on the H200).
+// than its stages, so a launch with the stages' size writes past what it was given).
 // Families with static shared arrays (naive, tiled, gemvm, gemvn) launch with none.
 TEST(CanRun, LaunchesAskForTheSharedMemoryTheFamilyDeclares) {
   for (const auto& v : variant_space()) {

@@ -42,8 +42,8 @@ TEST(CandidateRanking, ACarryOverScalesWithKAndWithWavesOverTheSms) {
 // A persistent kernel runs one block per SM whatever the grid of tiles: its time follows the
 // tiles' K loops each block shares (tiles / blocks), not the waves of its tiles. From 8192^3 (2048
 // tiles of 128 x 256 on 132 blocks) to 128 x 8192 x 8192 (32 tiles, each cut across the 132 blocks)
-// that is 1/64 of the time at the same K; counted as waves of tiles it was 1/16, which ranked
-// `streamk` below kernels 3% slower there.
+// that is 1/64 of the time at the same K; counted as waves of tiles it would be 1/16, which ranks
+// `streamk` below kernels that are slower there.
 TEST(CandidateRanking, APersistentKernelsCarryOverScalesWithTheTilesEachBlockShares) {
   const Variant streamk = parse_variant("streamk_bm128_bn256_bk8_st3_v4");
   const Problem square = Problem::square(8192), wide = Problem::dense(128, 8192, 8192);

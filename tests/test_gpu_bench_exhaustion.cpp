@@ -1,7 +1,7 @@
 // GpuBench when the device cannot hold a problem: its constructor throws and gives back what it
 // allocated. In an executable of its own, run alone (tests/CMakeLists.txt): while the driver
-// tries the impossible allocation, other processes on the GPU saw cudaStreamCreate fail with
-// "out of memory" on the H200 under ctest -j8. Skips without a CUDA device.
+// tries the impossible allocation, other processes on the GPU can see cudaStreamCreate fail with
+// "out of memory" under a parallel ctest. Skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <cstdint>

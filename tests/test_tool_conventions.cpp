@@ -1,11 +1,15 @@
 // The conventions every command-line tool shares (tools/tool_conventions.hpp): the error line,
-// exit codes 0/1/2, --help and --version; first on the shared code, then on each built program.
+// exit codes 0/1/2, complete --help and --version, one flag vocabulary; first on the shared code,
+// then on each built program.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -141,6 +145,11 @@ std::vector<Program> programs() {
   list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--size 0", "--size 64"});
   list.push_back({"tilemm-skinny-probe", TILEMM_SKINNY_PROBE_BINARY, "--sizes 99999999999", "--shapes 1x64x64"});
   list.push_back({"tilemm-sustained-bench", TILEMM_SUSTAINED_BENCH_BINARY, "--seconds 0", "--shapes 64x64x64 --seconds 2"});
+  list.push_back({"tilemm-tuning-regret", TILEMM_TUNING_REGRET_BINARY,
+                  "--budgeted-cache /tmp/b.db --exhaustive-cache /tmp/e.db --random 0",
+                  "--budgeted-cache /tmp/tilemm-no-b.db --exhaustive-cache /tmp/tilemm-no-e.db --random 1"});
+  list.push_back({"tilemm-background-bench", TILEMM_BACKGROUND_BENCH_BINARY, "--random 0",
+                  "--random 1 --cache /tmp/tilemm-no-bg.db"});
 #endif
   return list;
 }
@@ -160,6 +169,77 @@ TEST(ToolPrograms, HelpAndVersionExitZero) {
     EXPECT_EQ(version.code, 0) << p.name;
     EXPECT_EQ(version.out.rfind(p.name + " 0.", 0), 0u) << p.name << version.out;
   }
+}
+
+// The lines of `help` from the one starting with `first` up to the next empty line.
+std::string paragraph(const std::string& help, const std::string& first) {
+  const auto begin = help.find(first);
+  if (begin == std::string::npos) return "";
+  const auto end = help.find("\n\n", begin);
+  return help.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Every "--name" in a synopsis, with its value's name ("LIST" in "[--shapes LIST]"), or "".
+std::vector<std::pair<std::string, std::string>> options_in(const std::string& synopsis) {
+  std::vector<std::pair<std::string, std::string>> found;
+  static const std::regex option(R"((--[a-z][a-z0-9-]*)(?: ([A-Z][A-Za-z|=]*))?)");
+  for (std::sregex_iterator it(synopsis.begin(), synopsis.end(), option), end; it != end; ++it)
+    found.emplace_back((*it)[1].str(), (*it)[2].str());
+  return found;
+}
+
+// The options CLI11 lists under "Options:", one a line ("  -h,--help", "  --sizes LIST  ...").
+std::vector<std::pair<std::string, std::string>> listed_options(const std::string& listing) {
+  std::vector<std::pair<std::string, std::string>> found;
+  static const std::regex line(R"((?:^|\n) +(?:-[a-zA-Z],)?(--[a-z][a-z0-9-]*)(?: ([A-Z][A-Za-z|=]*))?)");
+  for (std::sregex_iterator it(listing.begin(), listing.end(), line), end; it != end; ++it)
+    found.emplace_back((*it)[1].str(), (*it)[2].str());
+  return found;
+}
+
+// Complete help: every option CLI11 lists under "Options:" is also in the synopsis, so a reader of
+// the usage lines alone sees every option the tool has.
+TEST(ToolPrograms, TheSynopsisNamesEveryOption) {
+  for (const auto& p : programs()) {
+    const std::string help = run_program(p.path, "--help").out;
+    const std::string usage = paragraph(help, "Usage:");
+    const std::string listed = paragraph(help, "Options:");
+    ASSERT_FALSE(usage.empty()) << p.name << help;
+    ASSERT_FALSE(listed.empty()) << p.name << help;
+    std::set<std::string> in_usage;
+    for (const auto& [name, value] : options_in(usage)) in_usage.insert(name);
+    std::size_t count = 0;
+    for (const auto& [name, value] : listed_options(listed)) {
+      if (name == "--help" || name == "--version") continue;
+      ++count;
+      EXPECT_TRUE(in_usage.count(name)) << p.name << ": " << name << " is missing from the synopsis:\n" << usage;
+    }
+    EXPECT_GT(count, 0u) << p.name << help;
+  }
+}
+
+// One vocabulary: --shapes is an M x N x K list and --sizes a list of N wherever they appear; a
+// count of random shapes is --random N, never --shapes N.
+TEST(ToolPrograms, OneFlagMeansOneThingInEveryTool) {
+  const std::map<std::string, std::string> value_of = {
+      {"--shapes", "LIST"}, {"--sizes", "LIST"}, {"--random", "N"}, {"--seed", "S"},
+      {"--cache", "PATH"},  {"--csv", "FILE"},   {"--ms-per-case", "MS"}, {"--max-dim", "D"}};
+  std::set<std::string> seen;
+  for (const auto& p : programs()) {
+    const std::string help = run_program(p.path, "--help").out;
+    auto options = options_in(paragraph(help, "Usage:"));
+    for (const auto& listed : listed_options(paragraph(help, "Options:"))) options.push_back(listed);
+    for (const auto& [name, value] : options) {
+      const auto expected = value_of.find(name);
+      if (expected == value_of.end()) continue;
+      seen.insert(name);
+      EXPECT_EQ(value, expected->second) << p.name << ": " << name << " " << value;
+    }
+  }
+  EXPECT_TRUE(seen.count("--shapes") && seen.count("--sizes") && seen.count("--seed")) << seen.size();
+#ifdef TILEMM_BENCH_BINARY
+  EXPECT_TRUE(seen.count("--random")) << "the random-shape benches are built: their --random must be seen";
+#endif
 }
 
 TEST(ToolPrograms, UsageErrorsExitTwoWithOneErrorLine) {

@@ -95,6 +95,14 @@ std::string exit_codes_help() {
          "  2  usage error: the command line is wrong and nothing was run";
 }
 
+std::string no_device(const std::string& what_needs_it) {
+  return "no CUDA device (or no driver) found; " + what_needs_it;
+}
+
+std::string cannot(const std::string& action, const std::string& file, const std::string& why) {
+  return "cannot " + action + " '" + file + "': " + why;
+}
+
 ToolCli::ToolCli(std::string name, const std::string& description, std::ostream& out,
                  std::ostream& err)
     : name_(std::move(name)), out_(out), err_(err), app_(description, name_),

@@ -1,11 +1,13 @@
-// The conventions every tilemm command-line tool follows (tilemm-tune, tilemm-bench,
-// tilemm-split-probe, tilemm-dispatch-bench, and any new one), written once:
+// The conventions every tilemm command-line tool follows (all nine in docs/cli.md, and any new
+// one), written once:
 //   - exit codes: 0 success (also --help and --version), 1 failure, 2 usage error;
 //   - every error is one line on stderr, "<tool>: error: <message>", and a usage error adds
 //     "; see '<tool> --help'"; a library message loses its "tilemm: " prefix so the line names
 //     one program, not two;
 //   - --help prints a usage synopsis, the options with named values, and a footer (examples, the
-//     exit codes); --version prints "<tool> <tilemm version>".
+//     exit codes); --version prints "<tool> <tilemm version>"; the synopsis names every option;
+//   - one vocabulary: --sizes LIST (square N x N x N), --shapes LIST (M x N x K), --random N
+//     (seeded random shapes) with --seed S, --cache PATH, --csv FILE, --ms-per-case MS.
 //
 // Use (link the CMake target tilemm_tool_conventions):
 //   tilemm::tool::ToolCli cli("tilemm-x", "What it does.", std::cout, std::cerr);
@@ -51,6 +53,14 @@ CLI::Validator number_between(double low, double high);
 
 // The "Exit codes:" paragraph of a --help footer, identical for every tool.
 std::string exit_codes_help();
+
+// The failure message of a tool that needs a GPU on a machine without one, in the library's
+// words: "no CUDA device (or no driver) found; <what needs it>".
+std::string no_device(const std::string& what_needs_it);
+
+// The failure message about a file: "cannot <action> '<file>': <why>", e.g.
+// cannot("write", "out.csv", "No such file or directory").
+std::string cannot(const std::string& action, const std::string& file, const std::string& why);
 
 // One tool's command line: a CLI11 app set up with the conventions above.
 class ToolCli {

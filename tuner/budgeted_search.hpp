@@ -32,16 +32,15 @@ int candidates_within_budget(double budget_ms, double launch_ms);
 // (on a first tuning NVRTC takes seconds a chunk and can run the budget out by itself) are still
 // screened for this share of the budget past the deadline or past the end of that compilation,
 // whichever is later: their compilation is paid for, and a look costs a verification and a few
-// launches. On the H200's first tuning of 160 x 8192 x 8192 the winner was compiled in the first
-// chunk and never timed.
+// launches. Otherwise a first tuning can keep a slower kernel than one it has already compiled.
 inline constexpr double kScreenCompiledPastBudget = 0.10;
 
 // The final round times its two candidates in up to kFinalPasses passes that alternate their order
 // (A B, B A, A B, B A), each with its share of the bench's full plan, and ranks each by the median
 // of its passes' medians. Timed one after the other, the first runs while the GPU is cooler: under
-// a power limit the clock falls within tens of milliseconds of sustained load, and the first of
-// two kernels looked 8% faster than the second, which was 1.5% faster when each ran from a cool
-// start (docs/tuning.md, "Power and the order of timings"). A bench plan of fewer than
+// a power limit the clock falls within tens of milliseconds of sustained load, so the first of
+// two kernels can look faster than the second where the second is faster from a cool start
+// (docs/tuning.md, "Power and the order of timings"). A bench plan of fewer than
 // 2 kFinalPasses samples (TILEMM_TUNE_EFFORT=quick) gives one pass. Where the time left cannot pay
 // for the final round even at its least (a warm-up, a probe and a sample per pass), it still runs
 // if that least costs at most kFinalRoundPastBudget of the budget: it is what decides.

@@ -13,8 +13,8 @@
 namespace tilemm::tuner {
 namespace {
 
-// The measured plans (docs/tuning.md) won 8-9% where the single kernel's last wave left 15-27% of
-// the SM time idle; under a tenth idle, tuning two more shapes cannot pay within a budget.
+// A plan wins back the SM time the single kernel's last wave leaves idle (docs/tuning.md); under a
+// tenth idle, tuning two more shapes cannot pay within a budget.
 constexpr double kPlanWorthIdleShare = 0.10;
 // Plans are tried only with at least this share of the budget left for the parts' tunings.
 constexpr double kPlanBudgetShare = 0.25;

@@ -257,7 +257,7 @@ Family gemvn_family() {
 
 Family gemvnring_family() {
   // gemvn's wide variants (N 5 to 16) whose A streams through shared memory, 4 or 8 steps of the
-  // warp's rows ahead (16 won on none of 7 shapes: docs/kernels.md), where the registers hold
+  // warp's rows ahead (deeper rings won nowhere: docs/kernels.md), where the registers hold
   // one: more bytes in flight per SM, and registers for two or three blocks per SM.
   Family f = skinny_family(
       "gemvnring",
@@ -280,7 +280,7 @@ Family gemvm_family() {
 
 Family gemvmring_family() {
   // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 groups of rows
-  // ahead (8 measured slower on every shape: docs/kernels.md): more bytes in flight per block
+  // ahead (deeper rings lost everywhere: docs/kernels.md): more bytes in flight per block
   // where few blocks must read all of B. Without registers to hold B, a lane may own 1 or 2
   // columns as well as 4, for 4 or 2 times the blocks where N is a few hundred.
   Family f = skinny_family(

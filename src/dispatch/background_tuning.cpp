@@ -37,8 +37,8 @@ LiveTunings& live_tunings() {
 // handler, so a thread_local of the main thread (MainThreadExit below) stops the workers first
 // when the main thread exits the process, which is what returning from main() does. NVRTC cannot
 // be outrun by an atexit handler alone: it registers the teardown of state it creates lazily
-// during later compilations too (seen on the H200: a compiling thread crashed at exit inside
-// NVRTC after such a teardown ran). The atexit handler stays for exit() called on another thread:
+// during later compilations too (a compiling thread can then crash at exit inside NVRTC after
+// such a teardown ran). The atexit handler stays for exit() called on another thread:
 // registered at enqueue and again after each worker warmed NVRTC up, it runs before whatever the
 // CUDA runtime and NVRTC registered until then. Running twice does no harm.
 void stop_all_at_exit() {

@@ -82,7 +82,7 @@ double percentile(std::vector<double> v, double q) {
 }
 
 struct Settings {
-  int shapes = 20;
+  int count = 20;  // --random
   std::uint64_t seed = 0;
   bool seeded = false;
   std::string cache;
@@ -95,15 +95,15 @@ struct Settings {
 int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
   if (!settings.cache.empty()) setenv("TILEMM_CACHE", settings.cache.c_str(), 1);
   if (tilemm::device_count() == 0)
-    return cli.failure("no CUDA device found; this benchmark needs a GPU");
+    return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
   const std::uint64_t seed = settings.seeded ? settings.seed : std::random_device{}();
   std::printf("seed %llu, %d shapes, cache %s\n", static_cast<unsigned long long>(seed),
-              settings.shapes, tilemm::cache_path().c_str());
+              settings.count, tilemm::cache_path().c_str());
 
   // Setup an application pays once, outside the measurement: the CUDA context (first
   // allocation), then one autotune() with tuning off, which opens the cache and reads the
   // preloaded results; it also confirms that each shape is new here.
-  std::vector<Shape> shapes = random_shapes(settings.shapes, seed);
+  std::vector<Shape> shapes = random_shapes(settings.count, seed);
   std::int64_t a_floats = 1, b_floats = 1, c_floats = 1;
   for (const Shape& s : shapes) {
     a_floats = std::max(a_floats, s.M * s.K);
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   Settings settings;
   auto* seed = cli.app().add_option("--seed", settings.seed, "Seed of the shapes (default: random, printed)")
                    ->option_text("S");
-  cli.app().add_option("--shapes", settings.shapes, "How many new shapes (default: 20)")
+  cli.app().add_option("--random", settings.count, "How many seeded random new shapes (default: 20)")
       ->option_text("N")->check(tilemm::tool::integer_between(1, 1000));
   cli.app().add_option("--cache", settings.cache, "The cache to use (default: TILEMM_CACHE's)")
       ->option_text("PATH");
@@ -217,10 +217,11 @@ int main(int argc, char** argv) {
                        "Host pause after each round of all shapes, the application's other work: "
                        "the device's idle time, when the worker can time (default: 100)")
       ->option_text("MS")->check(tilemm::tool::number_between(0, 60000));
-  cli.set_usage("tilemm-background-bench [--shapes N] [--seed S] [--cache PATH] [--timeout S]");
+  cli.set_usage("tilemm-background-bench [--random N] [--seed S] [--cache PATH] [--timeout S]\n"
+                "                        [--limit-ms MS] [--calls C] [--idle-ms MS]");
   cli.set_footer(
       "Examples:\n"
-      "  tilemm-background-bench --cache /tmp/bg.db --seed 7\n"
+      "  tilemm-background-bench --cache /tmp/bg.db --random 20 --seed 7\n"
       "\n"
       "Needs a GPU. Give it a cache holding every variant's CUBIN (tilemm-tune --precompile):\n"
       "a fallback whose CUBIN is not stored is compiled by NVRTC on its first call, which blocks.\n"

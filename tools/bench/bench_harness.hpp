@@ -47,7 +47,7 @@ struct ShapeOptions {
     std::vector<cli::Shape> todo;
     if (!sizes.empty() && shapes.empty()) todo = cli::parse_sizes(sizes);
     if (!shapes.empty()) todo = cli::parse_shapes(shapes);
-    if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
+    if (tilemm::device_count() == 0) throw std::runtime_error(tool::no_device("this benchmark needs a GPU"));
     return todo;
   }
 };

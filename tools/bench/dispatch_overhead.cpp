@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   if (const auto done = cli.parse(argc, argv)) return *done;
   return cli.run([&] {
     if (child) return first_call_child(n);
-    if (tilemm::device_count() == 0) return cli.failure("no CUDA device found; this benchmark needs a GPU");
+    if (tilemm::device_count() == 0) return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
     const auto tuned = tilemm::autotune(n, n, n);
     Buffers b(n);
     const tilemm::GemmArgs args = b.args(n);

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
                   "Comma-separated variant names to time (default: every gemvm, gemvmring, gemvn "
                   "and gemvnring variant that can run the shape)")
       ->option_text("LIST");
-  cli.set_usage("tilemm-skinny-probe [--shapes LIST] [--variants LIST] [--ms-per-case MS]");
+  cli.set_usage("tilemm-skinny-probe [--sizes LIST | --shapes LIST] [--variants LIST] [--ms-per-case MS]");
   cli.set_footer(
       "Default shapes: " + default_shapes + "\n"
       "\n"

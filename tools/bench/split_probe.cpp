@@ -1,6 +1,6 @@
-// tilemm-split-probe: would splitting a problem's rows pay? At 3000 and 4097 the tuned winners
-// lose to cuBLAS by 7-10% (README), and the one extra partial row of tiles is a nearly empty last
-// wave over the 132 SMs: 4097 rows in 256-row tiles are 17 tile rows, the 17th holding one row.
+// tilemm-split-probe: would splitting a problem's rows pay? Where M is not a multiple of the tile
+// height, the one extra partial row of tiles can be a nearly empty last wave over the SMs: 4097
+// rows in 256-row tiles are 17 tile rows, the 17th holding one row.
 // This probe times, for each shape, tilemm::gemm on the whole problem against gemm on a core of
 // rows (M rounded down to a multiple of 256, 128 or 64) followed by gemm on the remaining rows,
 // each part dispatched to its own tuned winner, all under tilemm-bench's harness. It checks that

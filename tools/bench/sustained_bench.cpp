@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   return cli.run([&] {
     for (const auto& trial : trials) tilemm::bench::register_trial_family(trial);
     const auto todo = tilemm::cli::parse_shapes(shapes);
-    if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
+    if (tilemm::device_count() == 0) throw std::runtime_error(tilemm::tool::no_device("this benchmark needs a GPU"));
     const tilemm::DeviceInfo& device = tilemm::current_device();
     // Every variant named must exist and run the shapes: checked before anything is timed.
     std::vector<std::function<void(const Problem&, const Set&)>> runs;

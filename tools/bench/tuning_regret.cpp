@@ -14,10 +14,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -213,7 +215,7 @@ int main(int argc, char** argv) {
   long long seed = 1, max_dim = 8192;
   double budget_ms = Options::budget_from_environment();
   std::string budgeted_cache, exhaustive_cache, csv;
-  cli.app().add_option("--shapes", count, "How many random shapes (default: 30)")
+  cli.app().add_option("--random", count, "How many seeded random shapes (default: 30)")
       ->option_text("N")->check(tilemm::tool::integer_between(1, 10000));
   cli.app().add_option("--seed", seed, "Seed of the shapes (default: 1)")->option_text("S");
   cli.app().add_option("--max-dim", max_dim, "Largest dimension (default: 8192)")
@@ -225,18 +227,19 @@ int main(int argc, char** argv) {
   cli.app().add_option("--exhaustive-cache", exhaustive_cache, "Cache of the exhaustive tunings (required)")
       ->option_text("PATH")->required();
   cli.app().add_option("--csv", csv, "Also write one row per shape to this file")->option_text("FILE");
-  cli.set_usage("tilemm-tuning-regret --budgeted-cache PATH --exhaustive-cache PATH [--shapes N] [--seed S]\n"
+  cli.set_usage("tilemm-tuning-regret --budgeted-cache PATH --exhaustive-cache PATH [--random N] [--seed S]\n"
                 "                     [--max-dim D] [--budget-ms MS] [--csv FILE]");
   cli.set_footer(
-      "Example (CUBINs stored first, so that neither side compiles):\n"
+      "Examples:\n"
+      "  tilemm-tuning-regret --budgeted-cache /tmp/b.db --exhaustive-cache /tmp/e.db --random 30\n"
+      "\nStore every CUBIN in both caches first, so that neither side compiles:\n"
       "  tilemm-tune --precompile --cache /tmp/b.db && cp /tmp/b.db /tmp/e.db\n"
-      "  tilemm-tuning-regret --budgeted-cache /tmp/b.db --exhaustive-cache /tmp/e.db --shapes 30\n"
       "\nNeeds a GPU. Targets (issue 19): median regret <= 1.01, 95th percentile <= 1.03, first "
       "call <= 2500 ms at the 95th percentile.\n\n" +
       tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
   return cli.run([&] {
-    if (tilemm::device_count() == 0) return cli.failure("no CUDA device found; this benchmark needs a GPU");
+    if (tilemm::device_count() == 0) return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
     if (budgeted_cache == exhaustive_cache) return cli.usage_error("the two caches must differ");
     setenv("TILEMM_CACHE", budgeted_cache.c_str(), 1);  // before the library opens its cache
     cuda(cudaFree(nullptr), "CUDA initialization");
@@ -307,7 +310,7 @@ int main(int argc, char** argv) {
         f << r.shape.M << ',' << r.shape.N << ',' << r.shape.K << ',' << r.problem_class << ','
           << r.first_call_ms << ',' << r.exhaustive_seconds << ',' << r.budgeted << ',' << r.exhaustive
           << ',' << r.budgeted_ms << ',' << r.exhaustive_ms << ',' << r.regret << '\n';
-      if (!f) return cli.failure("could not write " + csv);
+      if (!f) return cli.failure(tilemm::tool::cannot("write", csv, std::strerror(errno)));
     }
     return tilemm::tool::kSuccess;
   });

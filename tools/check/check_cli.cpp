@@ -58,7 +58,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_option("--cases", cases, "How many cases to run (default 2000)")
       ->option_text("N")->check(tool::integer_between(1, 100000000));
   app.add_option("--seed", seed_text, "Seed of the cases (default: a random one, printed)")
-      ->option_text("SEED")->check(tool::integer_between(0, 999999999999999999));
+      ->option_text("S")->check(tool::integer_between(0, 999999999999999999));
   app.add_option("--case", only_case, "Run only this case of the seed (to reproduce a failure)")
       ->option_text("INDEX")->check(tool::integer_between(0, 100000000));
   app.add_option("--tuning", tuning,
@@ -78,13 +78,13 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
       ->option_text("highest|high|medium")
       ->check(CLI::IsMember({"highest", "high", "medium"}).description(""));
   app.add_option("--max-dim", max_dim, "Largest M, N or K drawn (default 1500)")
-      ->option_text("N")->check(tool::integer_between(1, 65536));
+      ->option_text("D")->check(tool::integer_between(1, 65536));
   app.add_option("--max-failures", max_failures, "Stop after this many failed cases (default 10)")
       ->option_text("N")->check(tool::integer_between(1, 100000000));
-  cli.set_usage("tilemm-check [--cases N] [--seed SEED] [--tuning off|on] [--effort quick|standard]\n"
-                "             [--precision highest|high|medium] [--cache PATH] [--max-dim N]\n"
+  cli.set_usage("tilemm-check [--cases N] [--seed S] [--tuning off|on] [--effort quick|standard]\n"
+                "             [--precision highest|high|medium] [--cache PATH] [--max-dim D]\n"
                 "             [--max-failures N]\n"
-                "tilemm-check --seed SEED --case INDEX [--tuning off|on] [--max-dim N]");
+                "tilemm-check --seed S --case INDEX [--tuning off|on] [--max-dim D]");
   cli.set_footer(
       "A failure prints every parameter of its case and the command that runs it again.\n"
       "\n"
@@ -109,7 +109,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
       scratch.emplace();
       setenv("TILEMM_CACHE", scratch->file("tuning.db").c_str(), 1);
     }
-    if (device_count() == 0) return cli.failure("no CUDA device found; the check runs every case on a GPU");
+    if (device_count() == 0) return cli.failure(tool::no_device("the check runs every case on a GPU"));
     const DeviceInfo& device = current_device();
     out << "tilemm-check " << TILEMM_VERSION << " on " << device.name << " [" << device.ordinal
         << "], seed " << seed << ", tuning " << tuning << (tune ? " (" + effort + " effort)" : "")

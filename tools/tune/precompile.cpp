@@ -43,7 +43,7 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
                        std::ostream& out, std::ostream& err, bool progress) {
   const std::vector<std::string> archs = given_archs.empty() ? present_archs() : given_archs;
   if (archs.empty())
-    return failure(err, "no CUDA device found; give --arch sm_XY to precompile for one without it");
+    return failure(err, tool::no_device("give --arch sm_XY to precompile for one without it"));
   cache::OpenedStore opened = cache::open_store(path);
   if (!opened.warning.empty()) err << "tilemm-tune: note: " << opened.warning << "\n";
   if (!opened.code_trust.loads_stored_code)

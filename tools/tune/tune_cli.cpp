@@ -8,9 +8,11 @@
 #include <cuda_runtime_api.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -295,7 +297,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
                  bool as_json, const Isolation& isolation, std::ostream& out, std::ostream& err,
                  bool tty) {
   const int count = device_count();
-  if (count == 0) return failure(err, "no CUDA device found; tuning needs a GPU (--list, --export, --import and --clear do not)");
+  if (count == 0) return failure(err, tool::no_device("tuning needs a GPU (--list, --export, --import and --clear do not)"));
   std::vector<int> ordinals;
   if (device_option == "all") {
     for (int i = 0; i < count; ++i) ordinals.push_back(i);
@@ -456,23 +458,51 @@ int export_command(const std::string& path, const std::string& device_key, const
     out << text;
     return kOk;
   }
-  // Written beside the target and renamed, so a reader never sees half a file.
+  // Written beside the target and renamed, so a reader never sees half a file. Errors name the
+  // file the user gave, not the temporary one.
+  const auto cannot_write = [&](const std::string& why) {
+    return Error(ErrorKind::cache, "cannot write '" + file + "': " + why);
+  };
+  if (std::filesystem::is_directory(file)) throw cannot_write("is a directory");
   const std::string tmp = file + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(ErrorKind::cache, "cannot write '" + tmp + "'");
+    if (!f) throw cannot_write(std::strerror(errno));
     f << text;
-    if (!f.flush()) throw Error(ErrorKind::cache, "writing '" + tmp + "' failed");
+    if (!f.flush()) throw cannot_write(std::strerror(errno));
   }
-  std::filesystem::rename(tmp, file);
+  std::error_code renamed;
+  std::filesystem::rename(tmp, file, renamed);
+  if (renamed) {
+    std::filesystem::remove(tmp, renamed);
+    throw cannot_write(std::strerror(errno));
+  }
   out << "exported " << entries.size() << " entries to " << file << "\n";
   return kOk;
 }
 
+Error cannot_import(const std::string& file, const std::string& why) {
+  return Error(ErrorKind::cache, "cannot import '" + file + "': " + why);
+}
+
 std::ifstream open_to_read(const std::string& file) {
+  // A folder opens as a stream and fails only on the first read, with the standard library's words.
+  if (std::filesystem::is_directory(file)) throw cannot_import(file, "is a directory");
   std::ifstream f(file, std::ios::binary);
-  if (!f) throw Error(ErrorKind::cache, "cannot read '" + file + "'");
+  if (!f) throw cannot_import(file, std::strerror(errno));
   return f;
+}
+
+// Why a file failed validation, in the reader's words without its "invalid argument" framing:
+// "<where>: <why>" for an entry, just "<why>" for the whole document.
+std::string why_invalid(const std::exception& e) {
+  std::string why = tool::without_library_prefix(e.what());
+  const auto* invalid = dynamic_cast<const InvalidArgument*>(&e);
+  if (invalid == nullptr) return why;
+  const std::string head = "invalid argument '" + invalid->argument() + "': ";
+  if (why.compare(0, head.size(), head) != 0) return why;
+  why = why.substr(head.size());
+  return invalid->argument() == "document" ? why : invalid->argument() + ": " + why;
 }
 
 // Two streaming passes, so that memory does not grow with the file: the first validates all of
@@ -482,7 +512,11 @@ int import_command(const std::string& path, const std::string& file, std::ostrea
                    std::ostream& err) {
   {
     std::ifstream f = open_to_read(file);
-    cache::read_entries_json(f, detail::why_not_a_known_name, [](cache::StoredEntry&&) {});
+    try {
+      cache::read_entries_json(f, detail::why_not_a_known_name, [](cache::StoredEntry&&) {});
+    } catch (const std::exception& e) {
+      throw cannot_import(file, why_invalid(e) + " (nothing was changed)");
+    }
   }
   cache::OpenedStore opened = cache::open_persistent_store(path);
   if (!opened.warning.empty()) warn(err, opened.warning);
