@@ -59,11 +59,11 @@ def matmul(a: Any, b: Any, *, out: Optional[Any] = None, alpha: float = 1.0, bet
     tensors that require grad) or inside torch.compile, it calls torch.ops.tilemm.matmul.
     """
     code = _precision._current if precision is None else _precision.code(precision)
-    if _Tensor is not None and isinstance(a, _Tensor):
+    if (_Tensor is not None and isinstance(a, _Tensor) and isinstance(b, _Tensor)
+            and (out is None or isinstance(out, _Tensor))):
         if _is_compiling() or (_grad_enabled() and (a.requires_grad or b.requires_grad)):
             return _torch_op.functional(a, b, out, alpha, beta, code)
-        if isinstance(b, _Tensor) and (out is None or isinstance(out, _Tensor)):
-            return _torch_matmul(a, b, out, alpha, beta, code)
+        return _torch_matmul(a, b, out, alpha, beta, code)
     return _generic_matmul(a, b, out, alpha, beta, code)
 
 

@@ -115,6 +115,9 @@ def _stream_of(a: Any) -> int:
     if library == "cupy":
         import cupy
         return cupy.cuda.get_current_stream(a.device.id).ptr
+    if library == "torch":  # mixed with another library's b or out
+        import torch
+        return torch._C._cuda_getCurrentRawStream(max(a.get_device(), 0))
     return _LEGACY_STREAM
 
 
@@ -124,6 +127,9 @@ def _empty(a: Any, shape: Tuple[int, ...], device: int) -> Any:
         import cupy
         with cupy.cuda.Device(device):
             return cupy.empty(shape, dtype=cupy.float32)
+    if library == "torch":
+        import torch
+        return torch.empty(shape, dtype=torch.float32, device=f"cuda:{device}")
     return _ext.empty(list(shape), device)
 
 
@@ -168,7 +174,7 @@ def matmul(a: Any, b: Any, out: Optional[Any], alpha: float, beta: float, precis
         return _matmul_with_copies(a, b, out, alpha, beta, precision, e.name)
     _ext.gemm(layout, op_a, op_b, m, n, k, alpha, va.ptr, lda, sa, vb.ptr, ldb, sb, beta, vc.ptr,
               ldc, sc, batch, stream, va.device, precision)
-    if owned and _library(a) != "cupy":
+    if owned and _library(a) not in ("cupy", "torch"):
         _ext.synchronize(stream, va.device)
         return _handed_over(a, out)
     return out

@@ -10,7 +10,6 @@ are two more tilemm products, grad_a = alpha * grad @ b^T and grad_b = alpha * a
 precision "" means tilemm.get_precision() at the time of the call.
 """
 
-from __future__ import annotations
 
 from typing import Any, Optional
 

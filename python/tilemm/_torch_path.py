@@ -38,27 +38,57 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: Optional[torch.Tensor], alpha:
     device = a.get_device()
     if device < 0:
         raise invalid("a", f"must be on a CUDA device, got a tensor on {a.device}")
-    _check(b, "b", device)
-    batch, m, n, k, shape = problem_shape(a.shape, b.shape)
+    if b.dtype is not _f32 or b.get_device() != device:
+        _check(b, "b", device)
+    a_shape, b_shape = a.shape, b.shape
+    if len(a_shape) == 2 and len(b_shape) == 2 and a_shape[1] == b_shape[0]:
+        batch, (m, k), n = 1, a_shape, b_shape[1]
+        shape: tuple = (m, n)
+    else:
+        batch, m, n, k, shape = problem_shape(a_shape, b_shape)
+    a_strides, b_strides = a.stride(), b.stride()
+    a_ptr, b_ptr = a.data_ptr(), b.data_ptr()
     if out is None:
         if beta != 0.0:
             raise invalid("beta", "is applied to out=, so it needs one (got beta without out)")
         out = torch.empty(shape, dtype=_f32, device=a.device)
+        c_strides = out.stride()
+        c_ptr = out.data_ptr()
     else:
-        _check(out, "out", device)
-        if tuple(out.shape) != shape:
+        if out.dtype is not _f32 or out.get_device() != device:
+            _check(out, "out", device)
+        if out.shape != shape:
             raise invalid("out", f"has shape {tuple(out.shape)}, but a @ b has shape {shape}")
-        out_span = span_bytes(out.shape, out.stride())
-        check_no_overlap(out.data_ptr(), out_span, a.data_ptr(), span_bytes(a.shape, a.stride()), "a")
-        check_no_overlap(out.data_ptr(), out_span, b.data_ptr(), span_bytes(b.shape, b.stride()), "b")
+        c_strides = out.stride()
+        c_ptr = out.data_ptr()
+        c_end = c_ptr + _span(shape, c_strides)
+        if c_ptr < a_ptr + _span(a_shape, a_strides) and a_ptr < c_end:
+            check_no_overlap(c_ptr, c_end - c_ptr, a_ptr, span_bytes(a_shape, a_strides), "a")
+        if c_ptr < b_ptr + _span(b_shape, b_strides) and b_ptr < c_end:
+            check_no_overlap(c_ptr, c_end - c_ptr, b_ptr, span_bytes(b_shape, b_strides), "b")
+    if (batch == 1 and len(shape) == 2 and a_strides[1] == 1 and b_strides[1] == 1
+            and c_strides[1] == 1 and a_strides[0] >= max(k, 1) and b_strides[0] >= max(n, 1)
+            and c_strides[0] >= max(n, 1)):
+        # Row-major 2-D, by far the most common call: no search over layouts.
+        _gemm(0, 0, 0, m, n, k, alpha, a_ptr, a_strides[0], 0, b_ptr, b_strides[0], 0, beta,
+              c_ptr, c_strides[0], 0, 1, _raw_stream(device), device, precision)
+        return out
     try:
         layout, op_a, op_b, lda, sa, ldb, sb, ldc, sc = gemm_arguments(
-            a.shape, a.stride(), b.shape, b.stride(), shape, out.stride())
+            a_shape, a_strides, b_shape, b_strides, shape, c_strides)
     except NeedsCopy:
         return _matmul_with_copies(a, b, out, alpha, beta, precision)
-    _gemm(layout, op_a, op_b, m, n, k, alpha, a.data_ptr(), lda, sa, b.data_ptr(), ldb, sb,
-          beta, out.data_ptr(), ldc, sc, batch, _raw_stream(device), device, precision)
+    _gemm(layout, op_a, op_b, m, n, k, alpha, a_ptr, lda, sa, b_ptr, ldb, sb, beta, c_ptr, ldc, sc,
+          batch, _raw_stream(device), device, precision)
     return out
+
+
+def _span(shape: torch.Size, strides: tuple) -> int:
+    """Bytes from a tensor's first element to one past its last (torch strides are >= 0); at
+    least 4, so that the overlap test above stays an upper bound for empty tensors."""
+    if len(shape) == 2:
+        return 4 * (1 + max(shape[0] - 1, 0) * strides[0] + max(shape[1] - 1, 0) * strides[1])
+    return 4 * (1 + sum(max(d - 1, 0) * s for d, s in zip(shape, strides)))
 
 
 def _matmul_with_copies(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: float,
