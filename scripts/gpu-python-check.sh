@@ -15,7 +15,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
+python3 -c "import sys, torch, nanobind, scikit_build_core as s; print('python', sys.version.split()[0], 'torch', torch.__version__, 'nanobind', nanobind.__version__, 'scikit-build-core', s.__version__)"
 
 prefix=/tmp/tilemm-debs  # never /: these packages are only the build's headers and libraries
 mkdir -p "$prefix"
@@ -48,5 +48,5 @@ start=$(date +%s)
 timeout "${TIME_BENCH:-240}" python3 -m tilemm.bench "$@" > "$out/bench.log" 2>&1
 bench_rc=$?
 echo "bench: exit $bench_rc after $(( $(date +%s) - start )) s"
-grep -v "^  done" "$out/bench.log" | tail -30
+tail -30 "$out/bench.log"
 exit $(( test_rc != 0 || bench_rc != 0 ))

@@ -100,39 +100,38 @@ def host_overhead_us(size: int = 512, batches: int = 30, calls: int = 200) -> Di
     return result
 
 
-def _format(rows: List[Dict[str, object]], compile_too: bool) -> str:
-    def tf(shape: Shape, ms: float) -> float:
-        return 2.0 * shape[0] * shape[1] * shape[2] / (ms * 1e-3) / 1e12
+def _header(compile_too: bool) -> str:
+    head = ["shape", "tilemm ms", "TF/s", "high ms", "TF/s", "torch ms", "TF/s", "x torch",
+            "high x torch"]
+    if compile_too:
+        head += ["compile ms", "x compile"]
+    head += ["err tilemm", "err high", "err torch"] + (["err compile"] if compile_too else [])
+    head += ["first tilemm s", "first high s", "first torch s"]
+    return " | ".join(head + (["compile tuning s"] if compile_too else []))
 
-    head = ("shape", "tilemm ms", "TF/s", "high ms", "TF/s", "torch ms", "TF/s", "x torch",
-            "high x torch")
+
+def _row(r: Dict[str, object], compile_too: bool) -> str:
+    s = r["shape"]
+
+    def tf(ms: float) -> str:
+        return f"{2.0 * s[0] * s[1] * s[2] / (ms * 1e-3) / 1e12:.1f}"
+
+    def opt(key: str, fmt: str) -> List[str]:
+        return ([fmt.format(r[key]) if key in r else "-"] if compile_too else [])
+
+    cells = ["x".join(map(str, s)), f"{r['tilemm_ms']:.4f}", tf(r["tilemm_ms"]),
+             f"{r['tilemm-high_ms']:.4f}", tf(r["tilemm-high_ms"]), f"{r['torch_ms']:.4f}",
+             tf(r["torch_ms"]), f"{r['torch_ms'] / r['tilemm_ms']:.2f}",
+             f"{r['torch_ms'] / r['tilemm-high_ms']:.2f}"]
     if compile_too:
-        head += ("compile ms", "x compile")
-    head += ("err tilemm", "err high", "err torch")
-    if compile_too:
-        head += ("err compile",)
-    head += ("first tilemm s", "first high s", "first torch s")
-    if compile_too:
-        head += ("compile tuning s",)
-    lines = [" | ".join(head)]
-    for r in rows:
-        s = r["shape"]
-        cells = ["x".join(map(str, s)), f"{r['tilemm_ms']:.4f}", f"{tf(s, r['tilemm_ms']):.1f}",
-                 f"{r['tilemm-high_ms']:.4f}", f"{tf(s, r['tilemm-high_ms']):.1f}",
-                 f"{r['torch_ms']:.4f}", f"{tf(s, r['torch_ms']):.1f}",
-                 f"{r['torch_ms'] / r['tilemm_ms']:.2f}", f"{r['torch_ms'] / r['tilemm-high_ms']:.2f}"]
-        if "compile_ms" in r:
-            cells += [f"{r['compile_ms']:.4f}", f"{r['compile_ms'] / r['tilemm_ms']:.2f}"]
-        elif compile_too:
-            cells += ["-", "-"]
-        cells += [f"{r['tilemm_err']:.3f}", f"{r['tilemm-high_err']:.3f}", f"{r['torch_err']:.3f}"]
-        if compile_too:
-            cells += [f"{r['compile_err']:.3f}" if "compile_err" in r else "-"]
-        cells += [f"{r['tilemm_first_s']:.2f}", f"{r['tilemm-high_first_s']:.2f}", f"{r['torch_first_s']:.2f}"]
-        if compile_too:
-            cells += [f"{r['compile_first_s']:.1f}" if "compile_first_s" in r else "-"]
-        lines.append(" | ".join(cells))
-    return "\n".join(lines)
+        cells += ([f"{r['compile_ms']:.4f}", f"{r['compile_ms'] / r['tilemm_ms']:.2f}"]
+                  if "compile_ms" in r else ["-", "-"])
+    cells += [f"{r['tilemm_err']:.3f}", f"{r['tilemm-high_err']:.3f}", f"{r['torch_err']:.3f}"]
+    cells += opt("compile_err", "{:.3f}")
+    cells += [f"{r['tilemm_first_s']:.2f}", f"{r['tilemm-high_first_s']:.2f}",
+              f"{r['torch_first_s']:.2f}"]
+    cells += opt("compile_first_s", "{:.1f}")
+    return " | ".join(cells)
 
 
 def _shapes(text: Optional[str]) -> List[Shape]:
@@ -172,17 +171,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         compile_shapes = _shapes(args.compile_sizes) or shapes
     print(f"tilemm {tilemm.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}; "
           f"cache {tilemm.cache_path()}; median of {args.reps} after {args.warmup} warm-up calls")
-    rows = []
-    for shape in shapes:
-        rows.append(bench_shape(shape, shape in compile_shapes, args.warmup, args.reps))
-        print(f"  done {shape}", flush=True)
-    print(_format(rows, bool(compile_shapes)))
+    compile_too = bool(compile_shapes)
+    print(_header(compile_too), flush=True)
+    for shape in shapes:  # a row as soon as it is measured: a run cut short keeps its rows
+        print(_row(bench_shape(shape, shape in compile_shapes, args.warmup, args.reps), compile_too),
+              flush=True)
     print("x torch, x compile: their time / tilemm's (above 1: tilemm faster); err: max normalized "
           "error in units of FP32's bound; first: first call's seconds (tuning, loading, start-up)")
     if args.overhead:
         host = host_overhead_us()
         print(f"host time per warm call at 512 with out=: tilemm.matmul {host['tilemm']:.2f} us, "
               f"torch.matmul {host['torch']:.2f} us")
+        for shape in shapes:
+            r = tilemm.autotune(*shape)
+            print(f"  {'x'.join(map(str, shape))}: the library's own timing of its winner "
+                  f"{r.winner}: {r.median_ms:.4f} ms (source {r.source})")
     return 0
 
 
