@@ -36,6 +36,18 @@ if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; exit $rc; fi
 
 cd /tmp  # the installed package, not the source tree
 export PYTHONUNBUFFERED=1
+# One call first: where it crashes, a backtrace (cuda-gdb is the machine's debugger) says more
+# than a test log.
+smoke='import cupy, tilemm; a = cupy.ones((64, 64), dtype=cupy.float32); print("smoke:", float(tilemm.matmul(a, a)[0, 0]))'
+timeout 60 python3 -c "$smoke" > "$out/smoke.log" 2>&1
+smoke_rc=$?
+tail -5 "$out/smoke.log"
+if [ $smoke_rc -ne 0 ]; then
+  TILEMM_LOG=debug timeout 120 cuda-gdb -batch -ex "set pagination off" -ex run -ex bt \
+    --args python3 -c "$smoke" > "$out/gdb.log" 2>&1
+  grep -v "^\[New Thread\|^\[Thread" "$out/gdb.log" | tail -60
+  exit 1
+fi
 start=$(date +%s)
 timeout "${TIME_TESTS:-240}" python3 -m pytest "$OLDPWD/python/tests" -q -rs -p no:cacheprovider \
   > "$out/pytest.log" 2>&1
