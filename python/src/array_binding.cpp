@@ -32,9 +32,11 @@ nb::tuple dlpack_view(nb::ndarray<nb::ro> array) {
                         dtype.lanes);
 }
 
-// An uninitialized C-contiguous float32 array of `shape` on CUDA device `device`, freed (with
-// cudaFree, which waits for the device) when the last DLPack consumer lets go of it.
-nb::ndarray<float, nb::device::cuda> empty(const std::vector<std::int64_t>& shape, int device) {
+// (pointer, DLPack capsule) of an uninitialized C-contiguous float32 array of `shape` on CUDA
+// device `device`, freed (with cudaFree, which waits for the device) when the consumer that takes
+// the capsule lets go of it. The pointer is returned beside it because a capsule can be consumed
+// only once, and the consumer is the library the result is handed to.
+nb::tuple empty(const std::vector<std::int64_t>& shape, int device) {
   std::size_t count = 1;
   std::vector<std::size_t> dims;
   for (std::int64_t d : shape) {
@@ -46,8 +48,9 @@ nb::ndarray<float, nb::device::cuda> empty(const std::vector<std::int64_t>& shap
   void* data = nullptr;
   check_cuda(cudaMalloc(&data, count == 0 ? 1 : count * sizeof(float)), "cudaMalloc");
   nb::capsule owner(data, [](void* p) noexcept { (void)cudaFree(p); });
-  return nb::ndarray<float, nb::device::cuda>(data, dims.size(), dims.data(), owner, nullptr,
-                                              nb::dtype<float>(), nb::device::cuda::value, device);
+  nb::ndarray<float, nb::device::cuda> array(data, dims.size(), dims.data(), owner, nullptr,
+                                             nb::dtype<float>(), nb::device::cuda::value, device);
+  return nb::make_tuple(reinterpret_cast<std::uintptr_t>(data), nb::cast(array));
 }
 
 // Work queued on `consumer` after this call runs after the work queued on `producer` so far.
@@ -78,7 +81,7 @@ void bind_arrays(nb::module_& m) {
         "(pointer, shape, strides, device_type, device_id, dtype_code, bits, lanes) of a DLPack "
         "capsule or producer, without copying.");
   m.def("empty", &empty, nb::arg("shape"), nb::arg("device"),
-        "An uninitialized float32 CUDA array (DLPack producer) of `shape` on `device`.");
+        "(pointer, DLPack capsule) of an uninitialized float32 CUDA array of `shape` on `device`.");
   m.def("stream_wait", &stream_wait, nb::arg("consumer"), nb::arg("producer"), nb::arg("device"),
         "Orders the work queued on `consumer` after the work queued on `producer` so far.");
   m.def("synchronize", &synchronize, nb::arg("stream"), nb::arg("device"),

@@ -94,3 +94,14 @@ def test_without_a_device_autotune_raises_tilemm_error():
         pass
     with pytest.raises(tilemm.Error):
         tilemm.autotune(64, 64, 64)
+
+
+def test_tilemms_own_result_memory_is_a_dense_view_handed_over_once(monkeypatch):
+    from tilemm import _generic_path
+    monkeypatch.setattr(_generic_path._ext, "empty", lambda shape, device: (4096, "capsule"))
+    buffer = _generic_path.DeviceBuffer((2, 3, 5), 1)
+    assert buffer.view() == _generic_path.View(4096, (2, 3, 5), (15, 5, 1), 1)
+    assert buffer.__dlpack_device__() == (2, 1)
+    assert buffer.__dlpack__(stream=1) == "capsule"
+    with pytest.raises(tilemm.InvalidArgument):
+        buffer.__dlpack__()

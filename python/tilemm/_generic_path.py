@@ -4,13 +4,14 @@ __cuda_array_interface__ producer.
 Which stream the call runs on, and what the result is, follow a's library:
 - CuPy: CuPy's current stream; the result is a cupy.ndarray from CuPy's allocator; no sync.
 - others: the DLPack stream protocol, with the legacy default stream as the consumer's stream
-  (producers order their data before it); the result is memory of tilemm's own, handed to a's
-  library through its from_dlpack, and the stream is synchronized first, since such a library
-  has no way to learn which stream to wait for.
+  (producers order their data before it); the result is allocated by torch or CuPy where one is
+  installed, else by tilemm, and handed to a's library through its from_dlpack after the stream
+  is synchronized, since such a library has no way to learn which stream to wait for.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import Any, NamedTuple, Optional, Tuple
 
@@ -88,6 +89,8 @@ def _dlpack_view(x: Any, name: str) -> View:
 
 def view(x: Any, name: str, stream: int) -> View:
     """The pointer, shape, element strides and device of a CUDA float32 array, or InvalidArgument."""
+    if type(x) is DeviceBuffer:
+        return x.view()
     library = _library(x)
     if library == "cupy":
         return _cupy_view(x, name)
@@ -122,15 +125,43 @@ def _stream_of(a: Any) -> int:
 
 
 def _empty(a: Any, shape: Tuple[int, ...], device: int) -> Any:
+    """An uninitialized float32 result on `device`: from a's library where it allocates (torch,
+    CuPy), else from torch or CuPy where one is installed (the result is handed to a's library
+    through DLPack, which both export well), else tilemm's own memory."""
     library = _library(a)
-    if library == "cupy":
+    if library == "torch" or (library != "cupy" and importlib.util.find_spec("torch") is not None):
+        import torch
+        return torch.empty(shape, dtype=torch.float32, device=f"cuda:{device}")
+    if library == "cupy" or importlib.util.find_spec("cupy") is not None:
         import cupy
         with cupy.cuda.Device(device):
             return cupy.empty(shape, dtype=cupy.float32)
-    if library == "torch":
-        import torch
-        return torch.empty(shape, dtype=torch.float32, device=f"cuda:{device}")
-    return _ext.empty(list(shape), device)
+    return DeviceBuffer(shape, device)
+
+
+class DeviceBuffer:
+    """tilemm's own device memory for a result, handed to one consumer through DLPack."""
+
+    def __init__(self, shape: Tuple[int, ...], device: int) -> None:
+        self.ptr, self._capsule = _ext.empty(list(shape), device)
+        self.shape = tuple(shape)
+        self.device = device
+
+    def view(self) -> View:
+        strides, step = [], 1
+        for d in reversed(self.shape):
+            strides.insert(0, step)
+            step *= max(d, 1)
+        return View(self.ptr, self.shape, tuple(strides), self.device)
+
+    def __dlpack__(self, **_: Any) -> Any:  # the stream is synchronized before the hand-over
+        if self._capsule is None:
+            raise invalid("out", "tilemm's result memory was already handed over once")
+        capsule, self._capsule = self._capsule, None
+        return capsule
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_KDL_CUDA, self.device)
 
 
 def _handed_over(a: Any, result: Any) -> Any:
