@@ -254,6 +254,7 @@ Family gemvn_family() {
       {{"n", "MAX_N", {1, 2, 4, 8, 16}}, {"r", "ROWS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
       check_gemvn_params, gemvn_geometry, gemvn_shared_bytes, check_gemvn_problem);
 }
+TILEMM_FAMILY(gemvn_family, 900)
 
 Family gemvnring_family() {
   // gemvn's wide variants (N 5 to 16) whose A streams through shared memory, 4 or 8 steps of the
@@ -267,6 +268,7 @@ Family gemvnring_family() {
   f.variant_min_compute_capability = gemvnring_min_compute_capability;
   return f;
 }
+TILEMM_FAMILY(gemvnring_family, 1200)
 
 Family gemvm_family() {
   // As gemvn, over M, with 32, 64 or 128 columns of B per block (1, 2 or 4 per lane) where the
@@ -277,6 +279,7 @@ Family gemvm_family() {
       {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
       check_gemvm_params, gemvm_geometry, gemvm_shared_bytes, check_gemvm_problem);
 }
+TILEMM_FAMILY(gemvm_family, 1000)
 
 Family gemvmring_family() {
   // gemvm's wide variants (M 5 to 16) whose B streams through shared memory, 4 groups of rows
@@ -291,5 +294,6 @@ Family gemvmring_family() {
   f.variant_min_compute_capability = ring_min_compute_capability;
   return f;
 }
+TILEMM_FAMILY(gemvmring_family, 1100)
 
 }  // namespace tilemm::detail
