@@ -33,7 +33,8 @@ TEST(VariantNames, TextbookSpaceIsNaivePlusSixTiles) {
                                           "tiled_t16_p1", "tiled_t32_p0", "tiled_t32_p1"}));
 }
 
-// The sizes docs/tuning.md gives for each family's space.
+// The sizes docs/tuning.md gives for each family's space: each a property of its own family's
+// design, which adding another family leaves alone.
 TEST(VariantNames, FamilySpacesHaveTheSizesTheDocsGive) {
   EXPECT_EQ(variant_space("splitk").size(), 120u);
   EXPECT_EQ(variant_space("clusterk").size(), 72u);
@@ -47,9 +48,7 @@ TEST(VariantNames, FamilySpacesHaveTheSizesTheDocsGive) {
   EXPECT_EQ(variant_space("tf32mma").size(), 20u);
   EXPECT_EQ(variant_space("tf32wgmma").size(), 56u);
   EXPECT_EQ(variant_space("tf32wgmmapad").size(), 12u);
-  // The FP32 families are precision highest's space.
-  EXPECT_EQ(variant_space(Precision::highest).size(), 438u);
-  EXPECT_EQ(variant_space().size(), 526u);
+  // The totals are not written down: test_family_registration computes them from the families.
 }
 
 // Warptile's 8 (block, warp) tilings: 64x64 with 32x32 warps; 64x128, 128x64 and 128x128 with 4

@@ -2,7 +2,8 @@
 // library asks about its variants. Names, the space and can_run (variant.cpp), the compile
 // options (nvrtc_compiler.cpp), the kernels to load (kernel_library.cpp), the launches
 // (launch.cpp) and the tuner's pruning (tuner.cpp) all ask a Family and never test which family
-// it is. A family is built field by field in its own file (src/core/family_<name>.cpp):
+// it is. A family is built field by field in its own file (src/core/families/<name>.cpp), which
+// registers it (TILEMM_FAMILY, family_registry.hpp):
 //
 //   Family f;
 //   f.name = "tiled";

@@ -34,11 +34,7 @@ void check_family(const Family& f) {
 // Never destroyed: a background tuning thread may still ask it while the process exits.
 std::vector<Family>& registry() {
   static auto& all = *new std::vector<Family>([] {
-    std::vector<Family> list = {naive_family(),      tiled_family(),     warptile_family(),
-                                splitk_family(),     padded_family(),    clusterk_family(),
-                                multistage_family(), streamk_family(),   gemvn_family(),
-                                gemvm_family(),      gemvmring_family(), gemvnring_family(),
-                                tf32mma_family(),    tf32wgmma_family(), tf32wgmmapad_family()};
+    std::vector<Family> list = in_search_order(library_family_registrations());
     for (const auto& f : list) check_family(f);
     return list;
   }());
@@ -49,6 +45,26 @@ std::vector<Family>& registry() {
 
 const std::vector<Family>& families() { return registry(); }
 
+std::vector<Family> in_search_order(std::vector<FamilyRegistration> registrations) {
+  // Stable, so that the result does not depend on the sort's algorithm even before the check
+  // below refuses equal keys.
+  std::stable_sort(registrations.begin(), registrations.end(),
+                   [](const FamilyRegistration& a, const FamilyRegistration& b) {
+                     return a.search_order < b.search_order;
+                   });
+  std::vector<Family> ordered;
+  for (std::size_t i = 0; i < registrations.size(); ++i) {
+    if (i > 0 && registrations[i].search_order == registrations[i - 1].search_order)
+      throw Error(ErrorKind::internal,
+                  "tilemm: " + std::string(registrations[i - 1].factory) + " and " +
+                      registrations[i].factory + " both register at search order " +
+                      std::to_string(registrations[i].search_order) +
+                      ": each family needs a key of its own");
+    ordered.push_back(registrations[i].make());
+  }
+  return ordered;
+}
+
 std::int64_t aligned_ld(std::int64_t n) { return (std::max<std::int64_t>(n, 1) + 3) / 4 * 4; }
 
 void register_extra_family(const Family& family, const EmbeddedTemplate& source) {
@@ -58,6 +74,20 @@ void register_extra_family(const Family& family, const EmbeddedTemplate& source)
       throw Error(ErrorKind::internal, "tilemm: kernel family '" + family.name + "' already exists");
   register_extra_template(source);
   registry().push_back(family);
+}
+
+void register_extra_families(const std::vector<FamilyRegistration>& registrations,
+                             const std::vector<EmbeddedTemplate>& templates) {
+  for (const Family& family : in_search_order(registrations)) {
+    const auto source = std::find_if(templates.begin(), templates.end(), [&](const auto& t) {
+      return t.file == family.template_file;
+    });
+    if (source == templates.end())
+      throw Error(ErrorKind::internal, "tilemm: kernel family '" + family.name +
+                                           "' names the template '" + family.template_file +
+                                           "', which is not among the templates given with it");
+    register_extra_family(family, *source);
+  }
 }
 
 const Family& find_family(const std::string& name) {

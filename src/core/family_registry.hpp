@@ -1,7 +1,8 @@
-// The kernel families, in registry order: the order of family_names() and variant_space(). Each
-// family is a strategy object (family.hpp) built in its own file, src/core/family_<name>.cpp;
-// family_registry.cpp only lists them. Adding a family is one template, one family file and its
-// test (docs/kernels.md, "Adding a family").
+// The kernel families, in search order: the order of family_names() and variant_space(). Each
+// family is a strategy object (family.hpp) built in its own file under src/core/families/, which
+// registers it with TILEMM_FAMILY below; the build lists those registrations
+// (cmake/family_list.cmake), so no list of families is written by hand. Adding a family is one
+// template and one family file (docs/kernels.md, "Adding a family").
 #pragma once
 
 #include <cstddef>
@@ -14,26 +15,37 @@
 
 namespace tilemm::detail {
 
-// Every family: the library's own, then those added by register_extra_family.
+// Every family: the library's own in search order, then those added by register_extra_family in
+// the order they were added.
 const std::vector<Family>& families();
 
-// The library's families, one per file.
-Family naive_family();     // src/core/family_naive.cpp
-Family tiled_family();     // src/core/family_tiled.cpp
-Family warptile_family();  // src/core/family_warptile.cpp
-Family splitk_family();    // src/core/family_splitk.cpp
-Family padded_family();    // src/core/family_padded.cpp
-Family clusterk_family();  // src/core/family_clusterk.cpp
-Family multistage_family();  // src/core/family_multistage.cpp: cp.async stages, 64 x 64 warp tiles
-Family streamk_family();     // src/core/family_multistage.cpp: the same, persistent, last wave cut in K
+// A family file's registration of one family: the function that makes it and the key that places
+// it in the search order (ascending; each key used once). The function's name says which file it
+// came from when two keys clash.
+struct FamilyRegistration {
+  int search_order;
+  const char* factory;
+  Family (*make)();
+};
 
-Family gemvn_family();     // src/core/family_skinny.cpp: matrix times a few vectors, N <= 16
-Family gemvm_family();     // src/core/family_skinny.cpp: a few row vectors times a matrix, M <= 16
-Family gemvmring_family(); // src/core/family_skinny.cpp: gemvm's wide shape, B through a shared ring
-Family gemvnring_family(); // src/core/family_skinny.cpp: gemvn's wide shape, A through a shared ring
-Family tf32mma_family();   // src/core/family_tf32mma.cpp: TF32 tensor cores, precisions high, medium
-Family tf32wgmma_family(); // src/core/family_tf32wgmma.cpp: Hopper's wgmma, high and medium, sm_90a
-Family tf32wgmmapad_family();  // src/core/family_tf32wgmma.cpp: the same on aligned copies of A and B
+// Registers the family that `factory` makes: `Family factory()`, defined above this line, at the
+// start of a line, in namespace tilemm::detail, of a file of src/core/families/ (or of another
+// folder given to the build's tilemm_kernel_families). It defines factory##_registration(), which
+// the generated list of the folder calls. That list, not a static initializer, is what registers
+// the family: a registrar object that nothing references is dropped when the library is linked
+// statically (libtilemm.a), while the list's call keeps the family file's object in every link.
+#define TILEMM_FAMILY(factory, search_order)                                     \
+  FamilyRegistration factory##_registration() {                                  \
+    return FamilyRegistration{search_order, #factory, factory};                  \
+  }
+
+// The registrations of src/core/families/, in file order: generated at build time by
+// cmake/family_list.cmake from their TILEMM_FAMILY lines.
+std::vector<FamilyRegistration> library_family_registrations();
+
+// The families `registrations` make, in search order. Throws tilemm::Error (internal) when two
+// share a key.
+std::vector<Family> in_search_order(std::vector<FamilyRegistration> registrations);
 
 // The lowest compute capability (major * 10 + minor) `v` of `family` compiles and runs on: the
 // family's min_compute_capability, or its variant's where that is higher.
@@ -59,6 +71,12 @@ struct EmbeddedTemplate;
 // families are unaffected. Throws tilemm::Error (internal) when a family of that name exists or
 // `family` lacks a required field (name, template_file, geometry, shared_bytes, enqueue...).
 void register_extra_family(const Family& family, const EmbeddedTemplate& source);
+
+// register_extra_family for each family of `registrations` (a folder's generated list, see
+// TILEMM_FAMILY), in their search order, each with its template_file from `templates`. Throws as
+// register_extra_family, and tilemm::Error (internal) when a template is not among `templates`.
+void register_extra_families(const std::vector<FamilyRegistration>& registrations,
+                             const std::vector<EmbeddedTemplate>& templates);
 
 // The family called `name`; throws tilemm::InvalidArgument("family") when there is none.
 const Family& find_family(const std::string& name);

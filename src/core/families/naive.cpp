@@ -24,5 +24,6 @@ Family naive_family() {
   f.shared_bytes = naive_shared_bytes;
   return f;
 }
+TILEMM_FAMILY(naive_family, 100)
 
 }  // namespace tilemm::detail

@@ -159,6 +159,7 @@ Family tf32wgmma_family() {
   f.persistent_blocks = tf32wgmma_blocks;
   return f;
 }
+TILEMM_FAMILY(tf32wgmma_family, 1400)
 
 // The same kernels on aligned copies of A and B, for the problems whose alignment tf32wgmma
 // cannot run (odd leading dimensions: 4097 x 4097, say), where the tensor-core alternative
@@ -175,5 +176,6 @@ Family tf32wgmmapad_family() {
   f.enqueue = enqueue_tf32wgmmapad;
   return f;
 }
+TILEMM_FAMILY(tf32wgmmapad_family, 1500)
 
 }  // namespace tilemm::detail

@@ -92,5 +92,6 @@ Family tf32mma_family() {
   f.required_alignment = tf32mma_alignment;
   return f;
 }
+TILEMM_FAMILY(tf32mma_family, 1300)
 
 }  // namespace tilemm::detail

@@ -108,6 +108,24 @@ void enqueue_streamk(const LaunchRequest& r) {
 
 }  // namespace
 
+Family multistage_family() {
+  Family f;
+  f.name = "multistage";
+  f.template_file = "multistage.cu";
+  f.params = {{"bm", "BM", {128, 256}},
+              {"bn", "BN", {128, 256}},
+              {"bk", "BK", {8, 16}},
+              {"st", "STAGES", {3, 4}},
+              {"v", "VEC", {1, 4}}};
+  f.check_params = check_multistage;
+  f.min_compute_capability = 80;  // cp.async
+  f.geometry = multistage_geometry;
+  f.shared_bytes = multistage_shared_bytes;
+  f.required_alignment = vec_alignment;
+  return f;
+}
+TILEMM_FAMILY(multistage_family, 700)
+
 Family streamk_family() {
   Family f = multistage_family();
   f.name = "streamk";
@@ -127,22 +145,6 @@ Family streamk_family() {
   f.persistent_blocks = streamk_blocks;
   return f;
 }
-
-Family multistage_family() {
-  Family f;
-  f.name = "multistage";
-  f.template_file = "multistage.cu";
-  f.params = {{"bm", "BM", {128, 256}},
-              {"bn", "BN", {128, 256}},
-              {"bk", "BK", {8, 16}},
-              {"st", "STAGES", {3, 4}},
-              {"v", "VEC", {1, 4}}};
-  f.check_params = check_multistage;
-  f.min_compute_capability = 80;  // cp.async
-  f.geometry = multistage_geometry;
-  f.shared_bytes = multistage_shared_bytes;
-  f.required_alignment = vec_alignment;
-  return f;
-}
+TILEMM_FAMILY(streamk_family, 800)
 
 }  // namespace tilemm::detail

@@ -48,5 +48,6 @@ Family clusterk_family() {
   f.pruning_hint = split_k_pruning_hint;  // it splits K like splitk, and pays where splitk does
   return f;
 }
+TILEMM_FAMILY(clusterk_family, 600)
 
 }  // namespace tilemm::detail

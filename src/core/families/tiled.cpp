@@ -27,5 +27,6 @@ Family tiled_family() {
   f.shared_bytes = tiled_shared_bytes;
   return f;
 }
+TILEMM_FAMILY(tiled_family, 200)
 
 }  // namespace tilemm::detail

@@ -47,5 +47,6 @@ Family warptile_family() {
   f.required_alignment = vec_alignment;
   return f;
 }
+TILEMM_FAMILY(warptile_family, 300)
 
 }  // namespace tilemm::detail

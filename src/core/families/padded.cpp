@@ -40,5 +40,6 @@ Family padded_family() {
   f.enqueue = enqueue_on_aligned_copies;
   return f;
 }
+TILEMM_FAMILY(padded_family, 500)
 
 }  // namespace tilemm::detail

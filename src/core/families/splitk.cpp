@@ -72,5 +72,6 @@ Family splitk_family() {
   f.pruning_hint = split_k_pruning_hint;
   return f;
 }
+TILEMM_FAMILY(splitk_family, 400)
 
 }  // namespace tilemm::detail
