@@ -345,6 +345,8 @@ std::optional<std::string> Dispatcher::stored_winner(const DeviceInfo& device,
 // gemm() dispatches as shapes of their own.
 Decision Dispatcher::decide(const DeviceInfo& device, const std::string& winner) {
   if (const auto rows = detail::parse_row_split(winner)) return {nullptr, false, *rows};
+  if (detail::CandidateProvider* provider = detail::provider_of(winner))
+    return {nullptr, false, 0, false, &provider->prepare(winner, device)};
   return {&load_winner(device, parse_variant(winner)), false};
 }
 
@@ -504,11 +506,12 @@ AutotuneResult Dispatcher::tune_and_store(const DeviceInfo& device, const Proble
     return true;
   });
   for (const auto& part : tuning.parts) {
-    save_cubin(device, part.outcome.winner_binary);  // a part is never a plan
+    // A part is never a plan; a provider's winner has no CUBIN.
+    if (!detail::provider_of(part.outcome.winner)) save_cubin(device, part.outcome.winner_binary);
     log(LogLevel::info, "tuned " + describe(part.problem) + " in " +
                             std::to_string(part.outcome.seconds) + " s: " + part.outcome.winner);
   }
-  if (!detail::parse_row_split(tuning.outcome.winner))
+  if (!detail::parse_row_split(tuning.outcome.winner) && !detail::provider_of(tuning.outcome.winner))
     save_cubin(device, tuning.outcome.winner_binary);
   log(LogLevel::info, "tuned " + describe(problem) + " in " + std::to_string(tuning.outcome.seconds) +
                           " s: " + tuning.outcome.winner);
@@ -534,14 +537,15 @@ Variant Dispatcher::fallback_variant(const DeviceInfo& device, const Problem& pr
   double best_distance = std::numeric_limits<double>::infinity();
   const std::string wanted_class = class_of(problem);
   const cache::BuildVersions running = running_versions(device, problem.precision);
-  // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
-  // kernel this build can run) and winners that cannot run this problem do not count.
+  // Entries of another class, stale ones, row-split plans, providers' candidates (chosen for
+  // their own shape) and variants of a newer build (not one kernel this build can run) and
+  // winners that cannot run this problem do not count.
   const auto consider = [&](const cache::StoredEntry& e, const char* source) {
     if (e.problem_class != wanted_class || e.precision != problem.precision) return;
     const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                      std::fabs(std::log(double(e.N) / double(problem.N))) +
                      std::fabs(std::log(double(e.K) / double(problem.K)));
-    if (d >= best_distance || detail::parse_row_split(e.winner) ||
+    if (d >= best_distance || detail::parse_row_split(e.winner) || detail::provider_of(e.winner) ||
         !why_unusable(e.winner, device, problem).empty())
       return;
     best = parse_variant(e.winner);
