@@ -1,6 +1,7 @@
 #include "cublaslt_provider.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -97,6 +98,19 @@ class PreparedAlgo : public PreparedCandidate {
 
   void enqueue(const GemmArgs& g, cudaStream_t stream) const override {
     Descriptors d(lt_, compute_, g.M, g.N, g.K, g.lda, g.ldb, g.ldc);
+    // Most algorithms need no workspace, and taking one from the pool costs each call more host
+    // time than a small GEMM runs. One that needs it refuses a call without it before launching
+    // anything (CUBLAS_STATUS_INVALID_VALUE); from then on its calls take it from the pool.
+    if (!needs_workspace_.load(std::memory_order_relaxed)) {
+      const cublasStatus_t status =
+          lt_.matmul(handle_, &d.op, &g.alpha, g.B, &d.a, g.A, &d.b, &g.beta, g.C, &d.c, g.C, &d.c,
+                     &algo_, nullptr, 0, stream);
+      if (status != CUBLAS_STATUS_INVALID_VALUE) {
+        check_cublaslt(status, "cublasLtMatmul");
+        return;
+      }
+      needs_workspace_.store(true, std::memory_order_relaxed);
+    }
     StreamWorkspace workspace(kCublasLtWorkspaceBytes, device_, stream);
     check_cublaslt(lt_.matmul(handle_, &d.op, &g.alpha, g.B, &d.a, g.A, &d.b, &g.beta, g.C, &d.c,
                               g.C, &d.c, &algo_, workspace.floats(), kCublasLtWorkspaceBytes,
@@ -111,6 +125,7 @@ class PreparedAlgo : public PreparedCandidate {
   int device_;
   int compute_;
   cublasLtMatmulAlgo_t algo_;
+  mutable std::atomic<bool> needs_workspace_{false};
 };
 
 class CublasLtProvider : public CandidateProvider {
