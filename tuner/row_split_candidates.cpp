@@ -130,8 +130,11 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
       if (detail::parse_row_split(core) || detail::parse_row_split(rest) ||
           detail::provider_of(core) || detail::provider_of(rest)) {
         c.status = CandidateStatus::cannot_run;
-        c.reason = "a part's winner is itself a row-split plan or a provider's candidate (" +
-                   parts + ")";
+        c.reason = std::string("a part's winner is itself a ") +
+                   (detail::parse_row_split(core) || detail::parse_row_split(rest)
+                        ? "row-split plan"
+                        : "provider's candidate, not a variant") +
+                   " (" + parts + ")";
         out.outcome.candidates.push_back(std::move(c));
         continue;
       }
