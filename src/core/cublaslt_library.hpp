@@ -28,9 +28,9 @@ struct CublasLt {
   std::string path;         // the file it was loaded from
 };
 
-// The loaded library, or nullptr where it is unavailable: not found, a symbol missing, or
-// TILEMM_VENDOR=off... is not this function's business (the provider's callers filter). The
-// first call tries libcublasLt.so.13, then libcublasLt.so, each by the loader's search and then
+// The loaded library, or nullptr where it is unavailable (not found, or a symbol missing; whether
+// vendor candidates are wanted at all, TILEMM_VENDOR, is the callers' question). The first call
+// tries libcublasLt.so.13, then libcublasLt.so, each by the loader's search and then
 // in the toolkit's library folder ($CUDA_HOME, $CUDA_PATH, the build's toolkit, /usr/local/cuda);
 // where none loads, one info line says so and why. Thread-safe; loaded once per process.
 const CublasLt* cublaslt();
