@@ -1,6 +1,7 @@
 // Child process of test_autotune: dispatches the shapes given as arguments (MxNxK ...) through
 // tilemm::gemm with the cache named by TILEMM_CACHE, checks every result against the float64
-// reference, and exits 0 only if all were correct and nothing was compiled or tuned. With
+// reference, and exits 0 only if all were correct and nothing was compiled or tuned (and no vendor
+// heuristic was asked). With
 // --may-tune first, tuning and compiling are allowed (the counts are printed either way). It
 // also prints the CUDA runtime's last error, which tilemm must leave clear after a good call.
 // With --linger-ms N after --may-tune, it waits N ms before returning from main: under
@@ -65,9 +66,13 @@ int main(int argc, char** argv) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(linger_ms));
   std::printf("last_error=%s\n", cudaGetErrorName(cudaGetLastError()));
-  std::printf("compilations=%llu tunings=%llu\n",
+  std::printf("compilations=%llu tunings=%llu heuristic_queries=%llu\n",
               static_cast<unsigned long long>(tilemm::nvrtc_compilations()),
-              static_cast<unsigned long long>(tilemm::tunings_run()));
+              static_cast<unsigned long long>(tilemm::tunings_run()),
+              static_cast<unsigned long long>(tilemm::vendor_heuristic_queries()));
   if (may_tune) return failures == 0 ? 0 : 1;
-  return failures == 0 && tilemm::nvrtc_compilations() == 0 && tilemm::tunings_run() == 0 ? 0 : 1;
+  return failures == 0 && tilemm::nvrtc_compilations() == 0 && tilemm::tunings_run() == 0 &&
+                 tilemm::vendor_heuristic_queries() == 0
+             ? 0
+             : 1;
 }

@@ -13,9 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "cublaslt_names.hpp"
 #include "error_bound.hpp"
 #include "tilemm/device.hpp"
 #include "tilemm/gemm.hpp"
+#include "tilemm/variant.hpp"
 
 // Skips the calling test where this machine has no usable CUDA device. On a machine with one,
 // the test runs: a GPU test is never silently green.
@@ -143,6 +145,14 @@ inline double tolerance(std::int64_t K, double magnitude) {
 // product's error of that precision (tuner::product_error).
 inline double tolerance(std::int64_t K, double magnitude, Precision precision) {
   return tolerance(K, magnitude) + tuner::product_error(precision) * magnitude;
+}
+
+// The precision a candidate computes at: a variant's, or a cuBLASLt algorithm's by its compute
+// type. Throws InvalidArgument for a name that is neither.
+inline Precision candidate_precision(const std::string& name) {
+  std::string why;
+  if (const auto algo = detail::parse_cublaslt_name(name, why)) return detail::cublaslt_precision(*algo);
+  return precision_of(parse_variant(name));
 }
 
 }  // namespace tilemm::testing

@@ -67,7 +67,7 @@ TEST(PrecisionGpu, HighTunesTensorCoreAndFp32KernelsFiledApartFromHighest) {
   // may well be the two finalists.
   bool timed_a_tensor_core_kernel = false;
   for (const auto& c : high.candidates) {
-    const Precision offered = precision_of(parse_variant(c.variant));
+    const Precision offered = testing::candidate_precision(c.variant);
     EXPECT_TRUE(offered == Precision::high || offered == Precision::highest) << c.variant;
     const bool timed = c.status == CandidateStatus::ok ||
                        (c.status == CandidateStatus::pruned && c.stats.samples > 0);
@@ -75,9 +75,9 @@ TEST(PrecisionGpu, HighTunesTensorCoreAndFp32KernelsFiledApartFromHighest) {
   }
   EXPECT_TRUE(timed_a_tensor_core_kernel) << "winner " << high.winner;
   const AutotuneResult highest = autotune(1024, 1024, 1024);
-  EXPECT_EQ(precision_of(parse_variant(highest.winner)), Precision::highest) << highest.winner;
+  EXPECT_EQ(testing::candidate_precision(highest.winner), Precision::highest) << highest.winner;
   for (const auto& c : highest.candidates)
-    EXPECT_EQ(precision_of(parse_variant(c.variant)), Precision::highest) << c.variant;
+    EXPECT_EQ(testing::candidate_precision(c.variant), Precision::highest) << c.variant;
   // Served again from the cache, each from its own entry.
   EXPECT_EQ(autotune(1024, 1024, 1024, options).winner, high.winner);
   EXPECT_EQ(autotune(1024, 1024, 1024).winner, highest.winner);

@@ -2,7 +2,10 @@
 // its result, and time it. The selection logic is tested on the CPU with a fake bench.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "nvrtc_compiler.hpp"
@@ -56,6 +59,16 @@ class CandidateBench {
   // verify_plan checks its whole result, time_plan times both launches together.
   virtual CheckResult verify_plan(const RowSplitPlan& plan) = 0;
   virtual TimingResult time_plan(const RowSplitPlan& plan, double give_up_ms) = 0;
+
+  // A provider's candidate (candidate_provider.hpp), named `name`, which `launch` enqueues on the
+  // bench's arguments: verified and timed like a variant, with the same inputs, bound and plan.
+  // Only a bench that runs_prepared() is given them; the others' (the CPU tests' fakes of
+  // variants alone) answer a launch error.
+  using Launcher = std::function<void(const GemmArgs& args, cudaStream_t stream)>;
+  virtual bool runs_prepared() const { return false; }
+  virtual CheckResult verify_prepared(const std::string& name, const Launcher& launch);
+  virtual TimingResult time_prepared(const std::string& name, const Launcher& launch,
+                                     double give_up_ms);
 };
 
 }  // namespace tilemm::tuner

@@ -56,9 +56,18 @@ class GpuBench : public CandidateBench {
   CheckResult verify_plan(const RowSplitPlan& plan) override;
   TimingResult time_plan(const RowSplitPlan& plan, double give_up_ms) override;
 
+  // Providers' candidates run through verify_launch and time_launch.
+  bool runs_prepared() const override { return true; }
+  CheckResult verify_prepared(const std::string&, const Launcher& launch) override {
+    return verify_launch(launch);
+  }
+  TimingResult time_prepared(const std::string&, const Launcher& launch, double give_up_ms) override {
+    return time_launch(launch, give_up_ms);
+  }
+
   // What verify() and time() do for a variant, for any way of computing C = A * B on `stream`
-  // from the bench's arguments (alpha 1, beta 0): a row-split plan's two launches, for one.
-  using Launcher = std::function<void(const GemmArgs& args, cudaStream_t stream)>;
+  // from the bench's arguments (alpha 1, beta 0): a row-split plan's two launches, a provider's
+  // candidate.
   CheckResult verify_launch(const Launcher& launch);
   TimingResult time_launch(const Launcher& launch, double give_up_ms);
   TimingResult time_launch(const Launcher& launch, const TimingPlan& plan, double give_up_ms);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "candidate_provider.hpp"
 #include "family_registry.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
@@ -57,6 +58,8 @@ std::string why_no_plans_within_budget(const DeviceInfo& device, const Problem& 
                                        const PlanSettings& plans,
                                        const std::vector<std::int64_t>& heights,
                                        double& part_budget_ms) {
+  if (detail::provider_of(outcome.winner))
+    return "not tried within the tuning budget: the winner is a provider's candidate";
   const double idle = idle_in_last_wave(parse_variant(outcome.winner), problem, device.sm_count);
   if (idle < kPlanWorthIdleShare) {
     char text[160];
@@ -124,9 +127,14 @@ ShapeTuning tune_with_plans(const DeviceInfo& device, const Problem& problem, Ca
       const std::string parts = "rows 0-" + std::to_string(rows - 1) + ": " + core + "; rows " +
                                 std::to_string(rows) + "-" + std::to_string(problem.M - 1) + ": " +
                                 rest;
-      if (detail::parse_row_split(core) || detail::parse_row_split(rest)) {
+      if (detail::parse_row_split(core) || detail::parse_row_split(rest) ||
+          detail::provider_of(core) || detail::provider_of(rest)) {
         c.status = CandidateStatus::cannot_run;
-        c.reason = "a part's winner is itself a row-split plan (" + parts + ")";
+        c.reason = std::string("a part's winner is itself a ") +
+                   (detail::parse_row_split(core) || detail::parse_row_split(rest)
+                        ? "row-split plan"
+                        : "provider's candidate, not a variant") +
+                   " (" + parts + ")";
         out.outcome.candidates.push_back(std::move(c));
         continue;
       }

@@ -12,6 +12,7 @@
 #include "budgeted_search.hpp"
 #include "family_registry.hpp"
 #include "log.hpp"
+#include "provider_candidates.hpp"
 #include "row_split.hpp"
 #include "search_candidate.hpp"
 #include "tilemm/error.hpp"
@@ -237,7 +238,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   // tune_with_plans' to try); it is exempt from the cheap pruning rules below and from the
   // budget's selection (TuneSettings::highest_winner).
   const std::string& highest = settings.highest_winner;
-  const bool highest_is_variant = !highest.empty() && !detail::parse_row_split(highest);
+  const bool highest_is_variant =
+      !highest.empty() && !detail::parse_row_split(highest) && !detail::provider_of(highest);
   const auto admitted = [&] {
     for (const auto& p : pending)
       if (p.result.variant == highest) return true;
@@ -268,6 +270,10 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
 
   TuneOutcome out;
   for (auto& p : pending) out.candidates.push_back(p.result);
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (const auto& c : out.candidates)
+    if (c.status == CandidateStatus::ok) best_ms = std::min(best_ms, c.stats.median_ms);
+  measure_provider_candidates(device, problem, bench, settings, best_ms, out.candidates);
   for (auto& r : rejected) out.candidates.push_back(std::move(r));
   out.margin = rank_candidates(out.candidates);
   out.winner = out.candidates.front().variant;

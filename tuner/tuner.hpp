@@ -5,10 +5,12 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "candidate_provider.hpp"
 #include "candidate_ranking.hpp"
 #include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
@@ -56,6 +58,12 @@ struct TuneSettings {
   // with the faster of it and the search's winner: asking for less precision does not end slower
   // than the FP32 result known for the shape (docs/tuning.md, "Precision modes").
   std::string highest_winner;
+  // The providers whose candidates (candidate_provider.hpp) join the search, on a bench that
+  // runs_prepared(): unset, detail::candidate_providers(problem) (cuBLASLt where it loads, unless
+  // !problem.vendor). They are verified and timed in full after the variants, with the bench's
+  // plan and the same pruning rule, whatever the budget: a provider lists a few (cuBLASLt's
+  // heuristic, 8 per compute type) and compiles nothing.
+  std::optional<std::vector<detail::CandidateProvider*>> providers;
 };
 
 // Tunes `problem` on `device` with `bench`. Every candidate ends with a status; compile and

@@ -54,6 +54,11 @@ struct Options {
   // serve where the device has none of the precision (before sm_80). Unset:
   // precision_from_environment().
   Precision precision = precision_from_environment();
+  // Whether cuBLASLt's algorithms are candidates beside tilemm's own kernels (docs/tuning.md,
+  // "Vendor candidates"): tuned, cached and served like them. false: own kernels only, and a
+  // stored vendor winner is not served (the shape is tuned or falls back as on a miss). Where
+  // cuBLASLt cannot be loaded they are absent either way. Unset: vendor_from_environment().
+  bool vendor = vendor_from_environment();
 
   // TunePolicy::off if TILEMM_TUNE is exactly "off", background if it is exactly "background",
   // else tune_on_miss. The variable is read on the first call in the process and that answer
@@ -71,6 +76,10 @@ struct Options {
   // none of them is reported once as a warning). Read once per process, like
   // policy_from_environment().
   static Precision precision_from_environment();
+
+  // false if TILEMM_VENDOR is exactly "off", else true. Read once per process, like
+  // policy_from_environment().
+  static bool vendor_from_environment();
 };
 
 enum class CandidateStatus {
@@ -156,8 +165,10 @@ std::string problem_class(const Problem& problem);
 // The path of the SQLite cache this process uses (see the top of this file).
 std::string cache_path();
 
-// Counters for tests and benchmarks: NVRTC compilations and tunings run by this process.
+// Counters for tests and benchmarks: NVRTC compilations and tunings run by this process, and the
+// queries of a vendor heuristic (cublasLtMatmulAlgoGetHeuristic) it made.
 std::uint64_t nvrtc_compilations();
 std::uint64_t tunings_run();
+std::uint64_t vendor_heuristic_queries();
 
 }  // namespace tilemm

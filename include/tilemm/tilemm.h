@@ -48,6 +48,14 @@ tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision);
 /* Writes the precision later calls use to *precision (INVALID_VALUE when it is NULL). */
 tilemmStatus_t tilemmGetPrecision(tilemmPrecision_t* precision);
 
+/* Whether later calls of the process may run cuBLASLt's algorithms (vendor candidates) where
+ * they are faster than tilemm's own kernels: enabled != 0 allows them, 0 excludes them (as
+ * TILEMM_VENDOR=off, Options::vendor). Until the first call it is TILEMM_VENDOR's answer (on
+ * unless "off"). Cheap: no CUDA call. */
+tilemmStatus_t tilemmSetVendorCandidates(int enabled);
+/* Writes 1 or 0 to *enabled (INVALID_VALUE when it is NULL). */
+tilemmStatus_t tilemmGetVendorCandidates(int* enabled);
+
 tilemmStatus_t tilemmSgemm(tilemmLayout_t layout, tilemmOperation_t op_a, tilemmOperation_t op_b,
                            int64_t m, int64_t n, int64_t k, float alpha, const float* A,
                            int64_t lda, const float* B, int64_t ldb, float beta, float* C,

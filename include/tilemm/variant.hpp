@@ -68,6 +68,9 @@ struct Problem {
   // How accurately the products must be computed: which variants may serve it (can_run refuses
   // a less accurate one), and part of every cache key.
   Precision precision = Precision::highest;
+  // Whether vendor-library candidates (cuBLASLt's algorithms) may serve it, beside tilemm's own
+  // kernels: Options::vendor (TILEMM_VENDOR=off turns them off). Part of the dispatcher's key.
+  bool vendor = true;
 
   // A problem with minimal leading dimensions (lda = K, ldb = ldc = N) whose pointers are
   // aligned to `alignment` floats; its alignment class is that, lowered to what the leading

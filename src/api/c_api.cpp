@@ -90,11 +90,16 @@ tilemmPrecision_t c_precision(tilemm::Precision p) {
   return TILEMM_PRECISION_HIGHEST;
 }
 
-// The options of every C call: the defaults, at the process's precision.
+// -1: not set (TILEMM_VENDOR's answer), else 0 or 1 (tilemmSetVendorCandidates).
+std::atomic<int> process_vendor{-1};
+
+// The options of every C call: the defaults, at the process's precision and vendor choice.
 tilemm::Options call_options() {
   tilemm::Options options;
   if (const int set = process_precision.load(std::memory_order_relaxed); set >= 0)
     options.precision = precision_of(set);
+  if (const int set = process_vendor.load(std::memory_order_relaxed); set >= 0)
+    options.vendor = set == 1;
   return options;
 }
 
@@ -114,6 +119,17 @@ tilemmStatus_t tilemmGetPrecision(tilemmPrecision_t* precision) {
   return guarded([&] {
     if (precision == nullptr) throw tilemm::InvalidArgument("precision", "must not be NULL");
     *precision = c_precision(call_options().precision);
+  });
+}
+
+tilemmStatus_t tilemmSetVendorCandidates(int enabled) {
+  return guarded([&] { process_vendor.store(enabled != 0 ? 1 : 0, std::memory_order_relaxed); });
+}
+
+tilemmStatus_t tilemmGetVendorCandidates(int* enabled) {
+  return guarded([&] {
+    if (enabled == nullptr) throw tilemm::InvalidArgument("enabled", "must not be NULL");
+    *enabled = call_options().vendor ? 1 : 0;
   });
 }
 

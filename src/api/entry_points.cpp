@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "candidate_provider.hpp"
 #include "device_activity.hpp"
 #include "launch.hpp"
 #include "log.hpp"
@@ -76,12 +77,14 @@ std::string cache_path() {
 
 std::uint64_t nvrtc_compilations() { return detail::nvrtc_compile_count(); }
 std::uint64_t tunings_run() { return dispatch::Dispatcher::tunings_counted(); }
+std::uint64_t vendor_heuristic_queries() { return detail::heuristic_query_count(); }
 
 AutotuneResult autotune(const Problem& problem, const Options& options) {
   check_tunable(problem);
   check_options(options);
   Problem asked = problem;
   asked.precision = options.precision;
+  asked.vendor = options.vendor;
   return api::process_dispatcher().autotune(current_device(), asked, options);
 }
 
@@ -106,13 +109,14 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   detail::check_stream(stream, device);
   const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
   const bool dense = dispatch::dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
-  const dispatch::ShapeKey key{device.ordinal, args.M, args.N, args.K, alignment, dense,
-                               options.precision};
+  const dispatch::ShapeKey key{device.ordinal, args.M,    args.N,           args.K,
+                               alignment,     dense,     options.precision, options.vendor};
   dispatch::Dispatcher& dispatcher = api::process_dispatcher();
   auto decision = dispatcher.find(key);
   if (!decision || dispatch::resolves_again(*decision, options.policy)) {
     Problem problem = args.problem();
     problem.precision = options.precision;
+    problem.vendor = options.vendor;
     decision = dispatcher.resolve(device, problem, key, options);
   }
   if (const std::int64_t rows = decision->split_rows; rows > 0) {
@@ -122,7 +126,10 @@ void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   }
   // Counted for a background tuning, which discards a timing this launch may have disturbed.
   const detail::CallerLaunch counted(device.ordinal);
-  detail::launch(*decision->kernel, args, stream);
+  if (decision->prepared != nullptr)
+    decision->prepared->enqueue(args, stream);
+  else
+    detail::launch(*decision->kernel, args, stream);
 }
 
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,

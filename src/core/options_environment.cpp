@@ -50,4 +50,12 @@ Precision Options::precision_from_environment() {
   return precision;
 }
 
+bool Options::vendor_from_environment() {
+  static const bool vendor = [] {
+    const char* value = std::getenv("TILEMM_VENDOR");
+    return value == nullptr || std::string(value) != "off";
+  }();
+  return vendor;
+}
+
 }  // namespace tilemm

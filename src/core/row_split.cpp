@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "candidate_provider.hpp"
 #include "text_fields.hpp"
 #include "tilemm/error.hpp"
 
@@ -47,6 +48,11 @@ std::string why_not_a_known_name(const std::string& name, std::int64_t M) {
   if (const auto rows = parse_row_split(name)) {
     if (*rows >= M)
       return "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1";
+    return "";
+  }
+  if (CandidateProvider* provider = provider_of(name)) {
+    if (std::string why = provider->why_not_a_name(name); !why.empty())
+      return "is not a " + provider->prefix() + " candidate's name: " + why;
     return "";
   }
   try {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "candidate_provider.hpp"
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
 #include "log.hpp"
@@ -23,6 +24,8 @@ std::string unusable_cubin_warning(const Variant& v) {
 
 Decision BinaryCache::decision_for(const DeviceInfo& device, const std::string& winner) {
   if (const auto rows = detail::parse_row_split(winner)) return {nullptr, false, *rows};
+  if (detail::CandidateProvider* provider = detail::provider_of(winner))
+    return {nullptr, false, 0, false, &provider->prepare(winner, device)};
   return {&load(device, parse_variant(winner)), false};
 }
 

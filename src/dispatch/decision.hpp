@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "candidate_provider.hpp"
 #include "kernel_library.hpp"
 #include "tilemm/autotune.hpp"
 
@@ -18,6 +19,9 @@ struct Decision {
   // A fallback whose background tuning was queued (TunePolicy::background): the worker replaces
   // this decision with the winner once it is stored.
   bool queued = false;
+  // A provider's candidate (candidate_provider.hpp), prepared once: gemm() enqueues it instead of
+  // a kernel (then `kernel` is null).
+  const detail::PreparedCandidate* prepared = nullptr;
 };
 
 // Whether a remembered decision must be resolved again by a call under `policy`: a fallback,

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "candidate_provider.hpp"
 #include "log.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
@@ -22,14 +23,15 @@ Variant fallback_variant(StoredResults& results, const DeviceInfo& device, const
   double best_distance = std::numeric_limits<double>::infinity();
   const std::string wanted_class = class_of(problem);
   const cache::BuildVersions running = running_versions(device, problem.precision);
-  // Entries of another class, stale ones, row-split plans and variants of a newer build (not one
-  // kernel this build can run) and winners that cannot run this problem do not count.
+  // Entries of another class, stale ones, row-split plans, providers' candidates (chosen for
+  // their own shape) and variants of a newer build (not one kernel this build can run) and
+  // winners that cannot run this problem do not count.
   const auto consider = [&](const cache::StoredEntry& e, const char* source) {
     if (e.problem_class != wanted_class || e.precision != problem.precision) return;
     const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                      std::fabs(std::log(double(e.N) / double(problem.N))) +
                      std::fabs(std::log(double(e.K) / double(problem.K)));
-    if (d >= best_distance || detail::parse_row_split(e.winner) ||
+    if (d >= best_distance || detail::parse_row_split(e.winner) || detail::provider_of(e.winner) ||
         !why_unusable(e.winner, device, problem).empty())
       return;
     best = parse_variant(e.winner);

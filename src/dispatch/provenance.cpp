@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "candidate_provider.hpp"
 #include "kernel_sources.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
@@ -51,6 +52,13 @@ bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& runni
 std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem) {
   if (const auto rows = detail::parse_row_split(winner))
     return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";
+  if (detail::CandidateProvider* provider = detail::provider_of(winner)) {
+    if (provider->vendor() && !problem.vendor)
+      return "it is a vendor candidate, and vendor candidates are off (Options::vendor)";
+    if (std::string why = provider->why_cannot_run(winner, device, problem); !why.empty())
+      return "it cannot run here: " + why;
+    return "";
+  }
   try {
     if (const Verdict verdict = can_run(parse_variant(winner), device, problem); !verdict)
       return "it cannot run here: " + verdict.reason;

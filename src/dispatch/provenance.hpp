@@ -38,7 +38,10 @@ cache::BuildVersions running_versions_here(Precision precision = Precision::high
 bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running);
 
 // Why a winner's name cannot serve `problem` on `device`, empty when it can: a row-split plan
-// must split the rows in two, a variant must be one this build knows and can_run() must pass.
+// must split the rows in two, a provider's candidate (candidate_provider.hpp) must be allowed
+// (a vendor one only where problem.vendor) and its provider's why_cannot_run must pass (cuBLASLt
+// loaded, the version it was chosen with), a variant must be one this build knows and can_run()
+// must pass.
 std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem);
 
 }  // namespace tilemm::dispatch

@@ -35,25 +35,27 @@ struct ShapeKey {
   int alignment;
   bool dense;
   Precision precision;
+  bool vendor = true;  // Problem::vendor: a vendor winner is served only where it is true
   bool operator==(const ShapeKey& o) const {
     return device == o.device && M == o.M && N == o.N && K == o.K && alignment == o.alignment &&
-           dense == o.dense && precision == o.precision;
+           dense == o.dense && precision == o.precision && vendor == o.vendor;
   }
   bool operator<(const ShapeKey& o) const {
-    return std::tie(device, M, N, K, alignment, dense, precision) <
-           std::tie(o.device, o.M, o.N, o.K, o.alignment, o.dense, o.precision);
+    return std::tie(device, M, N, K, alignment, dense, precision, vendor) <
+           std::tie(o.device, o.M, o.N, o.K, o.alignment, o.dense, o.precision, o.vendor);
   }
 };
 
 inline ShapeKey key_of(int device, const Problem& p) {
-  return {device, p.M, p.N, p.K, p.alignment, dense_leading_dimensions(p), p.precision};
+  return {device,      p.M,         p.N, p.K, p.alignment, dense_leading_dimensions(p),
+          p.precision, p.vendor};
 }
 
 struct ShapeKeyHash {
   std::size_t operator()(const ShapeKey& k) const {
     std::uint64_t h = static_cast<std::uint64_t>(k.device);
     for (std::int64_t v : {k.M, k.N, k.K, std::int64_t{k.alignment}, std::int64_t{k.dense},
-                           static_cast<std::int64_t>(k.precision)})
+                           static_cast<std::int64_t>(k.precision), std::int64_t{k.vendor}})
       h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
     return static_cast<std::size_t>(h);
   }

@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "candidate_provider.hpp"
 #include "log.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
@@ -133,11 +134,12 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
     return true;
   });
   for (const auto& part : tuning.parts) {
-    binaries_.save(device, part.outcome.winner_binary);  // a part is never a plan
+    // A part is never a plan; a provider's winner has no CUBIN.
+    if (!detail::provider_of(part.outcome.winner)) binaries_.save(device, part.outcome.winner_binary);
     log(LogLevel::info, "tuned " + describe(part.problem) + " in " +
                             std::to_string(part.outcome.seconds) + " s: " + part.outcome.winner);
   }
-  if (!detail::parse_row_split(tuning.outcome.winner))
+  if (!detail::parse_row_split(tuning.outcome.winner) && !detail::provider_of(tuning.outcome.winner))
     binaries_.save(device, tuning.outcome.winner_binary);
   log(LogLevel::info, "tuned " + describe(problem) + " in " + std::to_string(tuning.outcome.seconds) +
                           " s: " + tuning.outcome.winner);

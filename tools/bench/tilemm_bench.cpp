@@ -31,6 +31,7 @@
 #include "bench_harness.hpp"
 #include "cublas_check.hpp"
 #include "error_bound.hpp"
+#include "random_sweep.hpp"
 #include "tflops.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
@@ -125,12 +126,27 @@ int main(int argc, char** argv) {
             return tilemm::parse_precision(p) ? "" : "'" + p + "' is not highest, high or medium";
           },
           "MODE"));
-  cli.set_usage("tilemm-bench [--sizes LIST | --shapes LIST] [--precision LIST] [--csv FILE] "
-                "[--ms-per-case MS]");
+  int random_count = 0;
+  std::uint64_t seed = 1;
+  bool no_vendor = false;
+  cli.app()
+      .add_option("--random", random_count,
+                  "Instead of --sizes/--shapes: N random shapes (dimensions log-uniform in "
+                  "1..10000, half not multiples of 8), each tuned on its first call and timed "
+                  "against cuBLAS FP32 with vendor candidates and with own kernels only")
+      ->option_text("N")
+      ->check(tilemm::tool::number_between(1, 10000));
+  cli.app().add_option("--seed", seed, "Seed of --random's shapes (default: 1)")->option_text("S");
+  cli.app().add_flag("--no-vendor", no_vendor,
+                     "tilemm without vendor (cuBLASLt) candidates, as TILEMM_VENDOR=off; with "
+                     "--random, only the own-kernels run");
+  cli.set_usage("tilemm-bench [--sizes LIST | --shapes LIST | --random N [--seed S]] "
+                "[--precision LIST] [--no-vendor] [--csv FILE] [--ms-per-case MS]");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-bench --sizes 1024,4096 --csv bench.csv\n"
       "  tilemm-bench --precision highest,high,medium --shapes 4096x4096x64,4096x4096x4096\n"
+      "  tilemm-bench --random 48 --seed 7          a sweep: ratios, min, p10, median, geomean\n"
       "  python3 scripts/plot_bench.py bench.csv bench.png    the README's table and plot\n"
       "\n"
       "Needs a GPU and cuBLAS; uses the tuning cache the library would (TILEMM_CACHE).\n"
@@ -149,6 +165,11 @@ int main(int argc, char** argv) {
                                               : std::string("tilemm_") + tilemm::to_string(mode);
   };
   return cli.run([&] {
+    if (random_count > 0) {
+      if (tilemm::device_count() == 0) throw std::runtime_error("no CUDA device");
+      return tilemm::bench::run_random_sweep(tilemm::bench::random_shapes(random_count, seed),
+                                             {!no_vendor && tilemm::Options().vendor, budget_ms});
+    }
     const auto todo = options.to_run();
     const tilemm::DeviceInfo& device = tilemm::current_device();
     const double peak = device.fp32_peak_tflops();
@@ -178,6 +199,7 @@ int main(int argc, char** argv) {
       for (const tilemm::Precision mode : precisions) {
         tilemm::Options mode_options;
         mode_options.precision = mode;
+        mode_options.vendor = mode_options.vendor && !no_vendor;
         tuned[mode] = tilemm::autotune(m, n, k, mode_options);
         const auto& r = tuned[mode];
         char tuned_for[48] = "";
@@ -200,6 +222,7 @@ int main(int argc, char** argv) {
       for (const tilemm::Precision mode : precisions) {
         tilemm::Options mode_options;
         mode_options.precision = mode;
+        mode_options.vendor = mode_options.vendor && !no_vendor;
         run_mode[mode] = [&args_for, mode_options](const Set& s) {
           tilemm::gemm(args_for(s), nullptr, mode_options);
         };

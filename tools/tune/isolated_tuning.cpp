@@ -125,6 +125,7 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
     argv.push_back(budget_text(search.budget_ms));
     argv.push_back("--precision");
     argv.push_back(to_string(search.precision));
+    if (!search.vendor) argv.push_back("--no-vendor");
     for (const auto& [variant, reason] : outcome.failed) {
       argv.push_back("--skip");
       argv.push_back(variant + "=" + reason);
@@ -204,6 +205,7 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
     options.precision = search.precision;
+    options.vendor = search.vendor;
     autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);

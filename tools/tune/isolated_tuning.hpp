@@ -27,6 +27,7 @@ struct SearchChoice {
   bool force = false;
   double budget_ms = Options::kDefaultTuneBudgetMs;
   Precision precision = Precision::highest;  // --precision
+  bool vendor = true;                         // false: --no-vendor (Options::vendor)
 };
 
 struct IsolatedOutcome {

@@ -252,6 +252,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
     options.precision = search.precision;
+    options.vendor = search.vendor;
     options.progress = [&](int done, int total) {
       progress.show(ordinal, text, done, total,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -599,6 +600,9 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       ->check(tool::number_between(0, 86400000));
   app.add_flag("--exhaustive", exhaustive,
                "Tuning: time every candidate in full instead of a budgeted search (tens of seconds per shape)");
+  bool no_vendor = false;
+  app.add_flag("--no-vendor", no_vendor,
+               "Tuning: tilemm's own kernels only, no cuBLASLt candidates (as TILEMM_VENDOR=off)");
   std::string precision = to_string(Options::precision_from_environment());
   app.add_option("--precision", precision,
                  "Tuning: highest (FP32), high (3xTF32 tensor cores) or medium (one TF32 pass) "
@@ -694,6 +698,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (exhaustive) search.budget_ms = 0.0;
   search.force = force;
   search.precision = *parse_precision(precision);  // checked by the option's validator
+  search.vendor = !no_vendor && Options::vendor_from_environment();
 
   try {
     std::vector<Shape> todo;

@@ -1,0 +1,252 @@
+// The candidate-provider seam on the CPU, with a fake vendor provider: the tuner times its
+// candidates beside the variants and picks one where it is fastest; vendor candidates are left
+// out where a problem asks for own kernels only, or where no provider is available; stored vendor
+// winners are refused where they cannot serve; cuBLASLt's names are canonical keys.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "candidate_provider.hpp"
+#include "cublaslt_names.hpp"
+#include "fake_bench.hpp"
+#include "provenance.hpp"
+#include "row_split.hpp"
+#include "synthetic_device.hpp"
+#include "tilemm/error.hpp"
+#include "tuner.hpp"
+#include "tuning_json.hpp"
+
+namespace tilemm::tuner {
+namespace {
+
+class FakePrepared : public detail::PreparedCandidate {
+ public:
+  void enqueue(const GemmArgs&, cudaStream_t) const override { ++enqueued; }
+  mutable int enqueued = 0;
+};
+
+// Two candidates, "fakevendor_a1" and "fakevendor_a2", for every problem.
+class FakeVendorProvider : public detail::CandidateProvider {
+ public:
+  std::string prefix() const override { return "fakevendor"; }
+  bool vendor() const override { return true; }
+  std::string why_not_a_name(const std::string& name) const override {
+    return name == "fakevendor_a1" || name == "fakevendor_a2" ? "" : "unknown fake algorithm";
+  }
+  std::vector<std::string> candidates(const DeviceInfo&, const Problem&) override {
+    ++listed;
+    return {"fakevendor_a1", "fakevendor_a2"};
+  }
+  std::string why_cannot_run(const std::string& name, const DeviceInfo&, const Problem&) override {
+    return name == unavailable ? "not in this fake library" : "";
+  }
+  const detail::PreparedCandidate& prepare(const std::string&, const DeviceInfo&) override {
+    return prepared;
+  }
+  int listed = 0;
+  std::string unavailable;
+  FakePrepared prepared;
+};
+
+// The fake bench, which also runs providers' candidates: scripted by name like variants.
+class ProviderBench : public testing::FakeBench {
+ public:
+  bool runs_prepared() const override { return true; }
+  CheckResult verify_prepared(const std::string& name, const Launcher& launch) override {
+    launch(GemmArgs{}, nullptr);
+    const auto it = check.find(name);
+    return it == check.end() ? CheckResult{} : it->second;
+  }
+  TimingResult time_prepared(const std::string& name, const Launcher&, double give_up_ms) override {
+    const double m = median.count(name) ? median.at(name) : 10.0;
+    TimingResult r;
+    r.stats = {m, m * 0.9, 0.02, 30};
+    r.pruned = m > give_up_ms;
+    return r;
+  }
+};
+
+TuneSettings with_provider(detail::CandidateProvider* provider) {
+  TuneSettings s;
+  s.compile = testing::fake_compile;
+  s.compile_threads = 2;
+  s.space = {parse_variant("tiled_t16_p0"), parse_variant("tiled_t32_p0")};
+  s.providers = std::vector<detail::CandidateProvider*>{provider};
+  return s;
+}
+
+const CandidateResult* find(const TuneOutcome& out, const std::string& name) {
+  for (const auto& c : out.candidates)
+    if (c.variant == name) return &c;
+  return nullptr;
+}
+
+TEST(CandidateProvider, TheTunerPicksAVendorCandidateWhereItIsFastest) {
+  FakeVendorProvider fake;
+  ProviderBench bench;
+  bench.median = {{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 3.0}, {"fakevendor_a1", 1.5},
+                  {"fakevendor_a2", 2.5}};
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, with_provider(&fake));
+  EXPECT_EQ(out.winner, "fakevendor_a1");
+  EXPECT_DOUBLE_EQ(out.median_ms, 1.5);
+  EXPECT_DOUBLE_EQ(out.margin, 2.0 / 1.5 - 1.0);
+  EXPECT_EQ(fake.listed, 1);
+  EXPECT_GE(fake.prepared.enqueued, 2);  // each verified through its prepared launch
+  ASSERT_NE(find(out, "fakevendor_a2"), nullptr);
+  EXPECT_EQ(find(out, "fakevendor_a2")->status, CandidateStatus::ok);
+}
+
+TEST(CandidateProvider, AVariantWinsWhereItIsFasterAndWrongVendorResultsNeverWin) {
+  FakeVendorProvider fake;
+  fake.unavailable = "fakevendor_a2";
+  ProviderBench bench;
+  bench.median = {{"tiled_t16_p0", 2.0}, {"fakevendor_a1", 0.5}, {"fakevendor_a2", 0.1}};
+  bench.check["fakevendor_a1"] = {CandidateStatus::wrong_result, "3 elements outside the bound"};
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, with_provider(&fake));
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  EXPECT_EQ(find(out, "fakevendor_a1")->status, CandidateStatus::wrong_result);
+  EXPECT_EQ(find(out, "fakevendor_a2")->status, CandidateStatus::cannot_run);
+  EXPECT_EQ(find(out, "fakevendor_a2")->reason, "not in this fake library");
+}
+
+TEST(CandidateProvider, VendorOffLeavesVendorCandidatesOut) {
+  FakeVendorProvider fake;
+  ProviderBench bench;
+  bench.median = {{"tiled_t16_p0", 2.0}, {"fakevendor_a1", 0.5}};
+  Problem own_only = Problem::square(512);
+  own_only.vendor = false;
+  const auto out = tune(testing::synthetic_h200(), own_only, bench, with_provider(&fake));
+  EXPECT_EQ(out.winner, "tiled_t16_p0");
+  EXPECT_EQ(fake.listed, 0);
+  EXPECT_EQ(find(out, "fakevendor_a1"), nullptr);
+}
+
+TEST(CandidateProvider, WithoutAnyProviderTheFamiliesAloneServe) {
+  ProviderBench bench;
+  bench.median = {{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 1.0}};
+  TuneSettings s = with_provider(nullptr);
+  s.providers = std::vector<detail::CandidateProvider*>{};  // a machine without cuBLASLt
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, s);
+  EXPECT_EQ(out.winner, "tiled_t32_p0");
+  EXPECT_EQ(out.winner_binary.name, "tiled_t32_p0");
+}
+
+TEST(CandidateProvider, ABenchOfVariantsAloneIsNeverGivenProviderCandidates) {
+  FakeVendorProvider fake;
+  testing::FakeBench bench;  // runs_prepared() is false
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, with_provider(&fake));
+  EXPECT_EQ(fake.listed, 0);
+  EXPECT_EQ(find(out, "fakevendor_a1"), nullptr);
+}
+
+// The registry, the name check of JSON import and the dispatcher's usability rule ask the
+// registered provider: a stored vendor winner is served only where vendor candidates are on.
+class RegisteredFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fake = std::make_unique<FakeVendorProvider>();
+    provider = fake.get();
+    detail::register_candidate_provider(std::move(fake));
+  }
+  void TearDown() override { detail::unregister_candidate_provider("fakevendor"); }
+  FakeVendorProvider* provider = nullptr;
+};
+
+TEST_F(RegisteredFake, AStoredVendorWinnerServesOnlyWhereVendorCandidatesAreOn) {
+  const DeviceInfo device = testing::synthetic_h200();
+  Problem problem = Problem::square(512);
+  EXPECT_EQ(detail::provider_of("fakevendor_a1"), provider);
+  EXPECT_EQ(detail::provider_of("tiled_t16_p0"), nullptr);
+  EXPECT_EQ(dispatch::why_unusable("fakevendor_a1", device, problem), "");
+  problem.vendor = false;
+  EXPECT_NE(dispatch::why_unusable("fakevendor_a1", device, problem).find("vendor candidates are off"),
+            std::string::npos);
+  problem.vendor = true;
+  provider->unavailable = "fakevendor_a1";  // another library version, say
+  EXPECT_NE(dispatch::why_unusable("fakevendor_a1", device, problem).find("not in this fake library"),
+            std::string::npos);
+}
+
+TEST_F(RegisteredFake, TheRegistryRefusesAPrefixThatIsTakenOrAFamilysName) {
+  EXPECT_THROW(detail::register_candidate_provider(std::make_unique<FakeVendorProvider>()), Error);
+  class Tiled : public FakeVendorProvider {
+    std::string prefix() const override { return "tiled"; }
+  };
+  EXPECT_THROW(detail::register_candidate_provider(std::make_unique<Tiled>()), Error);
+}
+
+cache::StoredEntry entry_with_winner(const std::string& winner) {
+  cache::StoredEntry e;
+  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
+  e.arch = "sm_90";
+  e.M = 88;
+  e.N = 24;
+  e.K = 5367;
+  e.problem_class = "a1-dense";
+  e.winner = winner;
+  e.median_ms = 0.01;
+  e.tflops = 2.0;
+  e.tuned_at = "2026-12-03T09:00:00Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"00112233aabbccdd", 13000, 13000};
+  e.source = "tuned";
+  CandidateResult win;
+  win.variant = winner;
+  win.stats = {0.01, 0.009, 0.01, 31};
+  e.candidates = {win};
+  return e;
+}
+
+TEST(CublasLtNames, EveryFieldRoundTripsAndNamesAreCanonical) {
+  detail::CublasLtConfig c;
+  c.version = 130100;
+  c.compute = 1;
+  c.algo = 66;
+  c.tile = 20;
+  c.stages = 35;
+  c.split_k = 4;
+  c.reduction = 2;
+  c.swizzle = 1;
+  c.custom = 3;
+  c.inner = 7;
+  c.cluster = 2;
+  const std::string name = detail::cublaslt_name(c);
+  EXPECT_EQ(name, "cublaslt_v130100_m1_a66_t20_s35_k4_r2_w1_c3_i7_l2");
+  std::string why;
+  const auto parsed = detail::parse_cublaslt_name(name, why);
+  ASSERT_TRUE(parsed) << why;
+  EXPECT_TRUE(*parsed == c);
+  EXPECT_EQ(detail::cublaslt_precision(*parsed), Precision::medium);
+  for (const char* bad : {"cublaslt_v130100_m2_a66_t20_s35_k4_r2_w1_c3_i7_l2",   // compute type
+                          "cublaslt_v130100_m1_a066_t20_s35_k4_r2_w1_c3_i7_l2",  // leading zero
+                          "cublaslt_v130100_m1_a66_t20_s35_k4_r2_w1_c3_i7",      // a field short
+                          "cublaslt_v130100_m1_x66_t20_s35_k4_r2_w1_c3_i7_l2",   // wrong key
+                          "cublaslt_v130100_m1_a66_t20_s35_k4_r2_w1_c3_i7_l2_z1"}) {
+    EXPECT_FALSE(detail::parse_cublaslt_name(bad, why)) << bad;
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+TEST(CublasLtNames, JsonCarriesAVendorWinnerAndImportRefusesACorruptOneNamingTheEntry) {
+  const std::string good = "cublaslt_v130100_m0_a66_t20_s35_k4_r2_w1_c0_i0_l0";
+  const auto back = cache::entries_from_json(cache::entries_to_json({entry_with_winner(good)}),
+                                             detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].winner, good);
+  EXPECT_EQ(back[0].candidates.at(0).variant, good);
+  const std::string corrupt = "cublaslt_v130100_m0_a66_t20_s35_k4_r2_w1_c0_i0_lX";
+  try {
+    cache::entries_from_json(
+        cache::entries_to_json({entry_with_winner(good), entry_with_winner(corrupt)}),
+        detail::why_not_a_known_name);
+    FAIL() << "a corrupt vendor winner was imported";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument().rfind("entries[1].", 0), 0u) << e.argument();
+    EXPECT_NE(std::string(e.what()).find("cublaslt"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilemm::tuner

@@ -1,0 +1,153 @@
+// cuBLASLt's algorithms as candidates on the GPU: each one the heuristic lists is checked against
+// the float64 reference on shapes with odd leading dimensions, at both compute types; a stored
+// vendor winner serves a new process with no NVRTC compile, no tuning and no heuristic query;
+// with TILEMM_VENDOR=off the same stored winner is not served (the shape is tuned again).
+// Skips without a GPU or without cuBLASLt.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <sys/wait.h>
+
+#include "candidate_provider.hpp"
+#include "cublaslt_library.hpp"
+#include "gpu_test_support.hpp"
+#include "provenance.hpp"
+#include "shape_key.hpp"
+#include "temp_dir.hpp"
+#include "tilemm/tilemm.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm {
+namespace {
+
+#define REQUIRE_CUBLASLT()                                                              \
+  do {                                                                                  \
+    TILEMM_REQUIRE_DEVICE();                                                            \
+    if (detail::cublaslt() == nullptr) GTEST_SKIP() << "cuBLASLt could not be loaded"; \
+  } while (0)
+
+detail::CandidateProvider& cublaslt_provider() {
+  detail::CandidateProvider* p = detail::provider_of("cublaslt_");
+  if (p == nullptr) throw std::runtime_error("no cublaslt provider registered");
+  return *p;
+}
+
+struct Strided {
+  std::int64_t M, N, K, lda, ldb, ldc;
+};
+
+TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLeadingDimensions) {
+  REQUIRE_CUBLASLT();
+  const DeviceInfo& device = current_device();
+  std::mt19937_64 rng(testing::fresh_seed());
+  std::uniform_int_distribution<std::int64_t> dim(1, 700), pad(0, 7);
+  std::vector<Strided> shapes = {{88, 24, 5367, 5367, 24, 24}, {129, 257, 77, 81, 261, 259}};
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t M = dim(rng), N = dim(rng), K = dim(rng);
+    shapes.push_back({M, N, K, K + 1 + 2 * pad(rng), N + 1 + 2 * pad(rng), N + 2 * pad(rng) + 1});
+  }
+  int checked = 0;
+  for (const Precision precision : {Precision::highest, Precision::medium}) {
+    for (const auto& s : shapes) {
+      const float alpha = 1.25f, beta = -0.5f;
+      const auto a = testing::random_matrix(static_cast<std::size_t>(s.M * s.lda), rng);
+      const auto b = testing::random_matrix(static_cast<std::size_t>(s.K * s.ldb), rng);
+      const auto c0 = testing::random_matrix(static_cast<std::size_t>(s.M * s.ldc), rng);
+      const auto ref = testing::reference_gemm(s.M, s.N, s.K, alpha, a, s.lda, b, s.ldb, beta, c0, s.ldc);
+      testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
+      A.upload(a);
+      B.upload(b);
+      GemmArgs args{s.M, s.N, s.K, alpha, A.get(), s.lda, B.get(), s.ldb, beta, C.get(), s.ldc};
+      Problem problem = args.problem();
+      problem.precision = precision;
+      const auto names = cublaslt_provider().candidates(device, problem);
+      EXPECT_FALSE(names.empty()) << s.M << "x" << s.N << "x" << s.K;
+      for (const auto& name : names) {
+        const std::string why = cublaslt_provider().why_cannot_run(name, device, problem);
+        if (!why.empty()) continue;
+        C.upload(c0);
+        cublaslt_provider().prepare(name, device).enqueue(args, nullptr);
+        testing::cuda_ok(cudaDeviceSynchronize(), name.c_str());
+        const auto out = C.download();
+        std::int64_t wrong = 0;
+        for (std::int64_t r = 0; r < s.M; ++r)
+          for (std::int64_t j = 0; j < s.N; ++j) {
+            const double got = out[static_cast<std::size_t>(r * s.ldc + j)];
+            const std::size_t at = static_cast<std::size_t>(r * s.N + j);
+            const Precision runs = name.find("_m1_") != std::string::npos ? Precision::medium
+                                                                          : Precision::highest;
+            wrong += !(std::fabs(got - ref.value[at]) <=
+                       testing::tolerance(s.K, ref.magnitude[at], runs));
+          }
+        // Padding between rows of C is never written.
+        for (std::int64_t r = 0; r < s.M && s.ldc > s.N; ++r)
+          wrong += out[static_cast<std::size_t>(r * s.ldc + s.N)] !=
+                   c0[static_cast<std::size_t>(r * s.ldc + s.N)];
+        EXPECT_EQ(wrong, 0) << name << " on " << s.M << "x" << s.N << "x" << s.K << " lda " << s.lda
+                            << " ldb " << s.ldb << " ldc " << s.ldc;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10);
+}
+
+struct Child {
+  std::string output;
+  bool exited_zero = false;
+};
+
+Child run_child(const std::string& env, const std::string& args) {
+  const std::string command = env + " " + std::string(TILEMM_DISPATCH_CHILD) + " " + args + " 2>&1";
+  Child r;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) r.output += line;
+  const int status = pclose(pipe);
+  r.exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return r;
+}
+
+TEST(VendorCandidates, AStoredVendorWinnerServesANewProcessWithoutCompilesOrHeuristicQueries) {
+  REQUIRE_CUBLASLT();
+  const DeviceInfo& device = current_device();
+  const Problem problem = Problem::dense(88, 24, 5367, 4);  // small output, long K
+  const auto names = cublaslt_provider().candidates(device, problem);
+  ASSERT_FALSE(names.empty());
+  testing::TempDir dir;
+  const std::string db = dir.file("tuning.db");
+  {
+    cache::StoredEntry e;
+    e.device_key = device.model_key();
+    e.arch = device.arch();
+    e.M = problem.M;
+    e.N = problem.N;
+    e.K = problem.K;
+    e.problem_class = dispatch::class_of(problem);
+    e.winner = names.front();
+    e.median_ms = 0.01;
+    e.tuned_at = "2026-12-03T09:00:00Z";
+    e.tilemm_version = "test";
+    e.versions = dispatch::running_versions(device, Precision::highest);
+    CandidateResult win;
+    win.variant = e.winner;
+    win.stats = {0.01, 0.01, 0.0, 10};
+    e.candidates = {win};
+    cache::TuningStore(db).put_all({e});
+  }
+  const std::string cache = "TILEMM_CACHE='" + db + "'";
+  const Child served = run_child(cache, "88x24x5367");
+  EXPECT_TRUE(served.exited_zero) << served.output;
+  EXPECT_NE(served.output.find("shape 88x24x5367 wrong=0"), std::string::npos) << served.output;
+  EXPECT_NE(served.output.find("compilations=0 tunings=0 heuristic_queries=0"), std::string::npos)
+      << served.output;
+  // Vendor candidates off: the stored vendor winner does not serve, the shape is tuned anew.
+  const Child own = run_child(cache + " TILEMM_VENDOR=off", "--may-tune 88x24x5367");
+  EXPECT_TRUE(own.exited_zero) << own.output;
+  EXPECT_NE(own.output.find("tunings=1 heuristic_queries=0"), std::string::npos) << own.output;
+}
+
+}  // namespace
+}  // namespace tilemm

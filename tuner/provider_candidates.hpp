@@ -1,0 +1,23 @@
+// The candidates of the providers (candidate_provider.hpp) in a search: listed for the problem,
+// checked, then verified and timed on the same bench, with the same plan, error bound and pruning
+// rule as the variants, so that the ranking compares them all. The tuner knows no provider by
+// name: each is asked through the interface.
+#pragma once
+
+#include <vector>
+
+#include "candidate_bench.hpp"
+#include "tuner.hpp"
+
+namespace tilemm::tuner {
+
+// Appends one result per candidate of the providers `problem` may draw on (all, or the non-vendor
+// ones where !problem.vendor; settings.providers where set). Only where bench.runs_prepared().
+// A provider that fails to list its candidates (no device, a library error) contributes none and
+// is logged at info level; a candidate that fails is recorded with its status, never thrown.
+// `best_ms` is the best median so far, lowered by what the candidates measure.
+void measure_provider_candidates(const DeviceInfo& device, const Problem& problem,
+                                 CandidateBench& bench, const TuneSettings& settings,
+                                 double& best_ms, std::vector<CandidateResult>& out);
+
+}  // namespace tilemm::tuner
