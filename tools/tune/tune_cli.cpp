@@ -653,7 +653,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
                   detail::templates_hash() + "; results " + results_hashes_text() + ")");
   cli.set_usage(
       "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
-      "            [--budget-ms MS | --exhaustive] [--precision highest|high|medium]\n"
+      "            [--budget-ms MS | --exhaustive] [--precision highest|high|medium] [--no-vendor]\n"
       "            [--watchdog-seconds SECONDS | --in-process] [--cache PATH]\n"
       "tilemm-tune --list [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
