@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -21,9 +22,17 @@ namespace {
 struct Run {
   const char* name;
   bool vendor;
-  std::vector<double> ratios;
+  std::vector<double> ratios;       // cuBLAS time / tilemm time, rotated inputs (L2-cold)
+  std::vector<double> warm_ratios;  // the same inputs every launch (L2-warm)
+  std::vector<double> first_call_s; // the shape's first call, which tunes it
   std::vector<std::string> losses;
 };
+
+double geomean(const std::vector<double>& v) {
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return std::exp(log_sum / double(v.size()));
+}
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -65,10 +74,11 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
   cublas(cublasCreate(&handle), "cublasCreate");
   cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");  // true FP32
   std::vector<Run> runs;
-  if (settings.with_vendor) runs.push_back({"vendor on", true, {}, {}});
-  runs.push_back({"own only", false, {}, {}});
+  if (settings.with_vendor) runs.push_back({"vendor on", true, {}, {}, {}, {}});
+  runs.push_back({"own only", false, {}, {}, {}, {}});
   std::printf("%-18s %10s", "shape", "cuBLAS ms");
-  for (const auto& r : runs) std::printf("  %-9s %-30s %7s", r.name, "winner", "cuBLAS/x");
+  for (const auto& r : runs)
+    std::printf("  %-9s %-30s %7s %7s %7s", r.name, "winner", "cold", "warm", "tune s");
   std::printf("\n");
   for (const auto& [m, n, k] : shapes) {
     const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -76,13 +86,17 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
     std::vector<std::string> winners;
     std::vector<std::function<void(const Set&)>> contenders = {
         [&](const Set& s) { row_major_sgemm(handle, m, n, k, s.A, s.B, s.C); }};
-    for (const auto& r : runs) {
+    for (auto& r : runs) {
       Options options;
       options.vendor = r.vendor;
+      const auto start = std::chrono::steady_clock::now();
       winners.push_back(autotune(m, n, k, options).winner);  // the first call tunes
+      r.first_call_s.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       contenders.push_back([&p, options](const Set& s) { gemm(dense_args(p, s), nullptr, options); });
     }
     const auto ms = time_ms_interleaved(p, contenders, settings.budget_ms, Inputs::rotated);
+    const auto warm = time_ms_interleaved(p, contenders, settings.budget_ms, Inputs::same);
     contenders[0](p.set(0));
     cuda(cudaDeviceSynchronize(), "cuBLAS");
     const auto want = p.download_c0();
@@ -93,22 +107,26 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
       const double off = disagreement(p, p.download_c0(), want);
       const double ratio = ms[0] / ms[i + 1];
       runs[i].ratios.push_back(ratio);
+      runs[i].warm_ratios.push_back(warm[0] / warm[i + 1]);
       if (ratio < 0.95)
         runs[i].losses.push_back(shape + " " + std::to_string(ratio).substr(0, 5) + " (" +
                                  winners[i] + ")");
       const std::string winner = winners[i].size() > 30 ? winners[i].substr(0, 30) : winners[i];
-      std::printf("  %-9s %-30s %7.3f%s", "", winner.c_str(), ratio, off <= 1 ? "" : " MISMATCH");
+      std::printf("  %-9s %-30s %7.3f %7.3f %7.2f%s", "", winner.c_str(), ratio,
+                  runs[i].warm_ratios.back(), runs[i].first_call_s.back(),
+                  off <= 1 ? "" : " MISMATCH");
     }
     std::printf("\n");
     std::fflush(stdout);
   }
   cublasDestroy(handle);
   for (const auto& r : runs) {
-    double log_sum = 0;
-    for (double x : r.ratios) log_sum += std::log(x);
-    std::printf("summary %-9s over %zu shapes: min %.3f  p10 %.3f  median %.3f  geomean %.3f\n",
+    std::printf("summary %-9s over %zu shapes: min %.3f  p10 %.3f  median %.3f  geomean %.3f"
+                "  (L2-warm: min %.3f  geomean %.3f)  first call: median %.2f s  p95 %.2f s\n",
                 r.name, r.ratios.size(), quantile(r.ratios, 0.0), quantile(r.ratios, 0.1),
-                quantile(r.ratios, 0.5), std::exp(log_sum / double(r.ratios.size())));
+                quantile(r.ratios, 0.5), geomean(r.ratios), quantile(r.warm_ratios, 0.0),
+                geomean(r.warm_ratios), quantile(r.first_call_s, 0.5),
+                quantile(r.first_call_s, 0.95));
     for (const auto& loss : r.losses) std::printf("  %s below 0.95: %s\n", r.name, loss.c_str());
   }
   return tool::kSuccess;
