@@ -12,6 +12,7 @@
 #include "cublaslt_names.hpp"
 #include "fake_bench.hpp"
 #include "provenance.hpp"
+#include "provider_candidates.hpp"
 #include "row_split.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
@@ -27,17 +28,18 @@ class FakePrepared : public detail::PreparedCandidate {
   mutable int enqueued = 0;
 };
 
-// Two candidates, "fakevendor_a1" and "fakevendor_a2", for every problem.
+// The candidates `names` ("fakevendor_a1" and "fakevendor_a2" unless a test lists more), for
+// every problem.
 class FakeVendorProvider : public detail::CandidateProvider {
  public:
   std::string prefix() const override { return "fakevendor"; }
   bool vendor() const override { return true; }
   std::string why_not_a_name(const std::string& name) const override {
-    return name == "fakevendor_a1" || name == "fakevendor_a2" ? "" : "unknown fake algorithm";
+    return std::find(names.begin(), names.end(), name) != names.end() ? "" : "unknown fake algorithm";
   }
   std::vector<std::string> candidates(const DeviceInfo&, const Problem&) override {
     ++listed;
-    return {"fakevendor_a1", "fakevendor_a2"};
+    return names;
   }
   std::string why_cannot_run(const std::string& name, const DeviceInfo&, const Problem&) override {
     return name == unavailable ? "not in this fake library" : "";
@@ -45,6 +47,7 @@ class FakeVendorProvider : public detail::CandidateProvider {
   const detail::PreparedCandidate& prepare(const std::string&, const DeviceInfo&) override {
     return prepared;
   }
+  std::vector<std::string> names{"fakevendor_a1", "fakevendor_a2"};
   int listed = 0;
   std::string unavailable;
   FakePrepared prepared;
@@ -59,13 +62,17 @@ class ProviderBench : public testing::FakeBench {
     const auto it = check.find(name);
     return it == check.end() ? CheckResult{} : it->second;
   }
-  TimingResult time_prepared(const std::string& name, const Launcher&, double give_up_ms) override {
+  TimingResult time_prepared(const std::string& name, const Launcher&, const TimingPlan& plan,
+                             double give_up_ms) override {
+    ++timings[name];
+    if (plan.target_ms < timing_plan().target_ms) ++screenings[name];
     const double m = median.count(name) ? median.at(name) : 10.0;
     TimingResult r;
     r.stats = {m, m * 0.9, 0.02, 30};
     r.pruned = m > give_up_ms;
     return r;
   }
+  std::map<std::string, int> timings, screenings;  // time_prepared calls, and those with a short plan
 };
 
 TuneSettings with_provider(detail::CandidateProvider* provider) {
@@ -96,6 +103,41 @@ TEST(CandidateProvider, TheTunerPicksAVendorCandidateWhereItIsFastest) {
   EXPECT_GE(fake.prepared.enqueued, 2);  // each verified through its prepared launch
   ASSERT_NE(find(out, "fakevendor_a2"), nullptr);
   EXPECT_EQ(find(out, "fakevendor_a2")->status, CandidateStatus::ok);
+}
+
+// Under a budget a provider's candidates cost a screening each, not a full timing each: all are
+// verified and screened with the short plan, the fastest kProviderFinalists are timed in full and
+// compete, the others are pruned. The exhaustive search times every one in full.
+TEST(CandidateProvider, UnderABudgetOnlyTheFastestScreenedAreTimedInFull) {
+  FakeVendorProvider fake;
+  fake.names = {"fakevendor_a1", "fakevendor_a2", "fakevendor_a3", "fakevendor_a4", "fakevendor_a5"};
+  ProviderBench bench;
+  bench.median = {{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 3.0}, {"fakevendor_a1", 4.0},
+                  {"fakevendor_a2", 1.5}, {"fakevendor_a3", 5.0}, {"fakevendor_a4", 1.8},
+                  {"fakevendor_a5", 6.0}};
+  TuneSettings budgeted = with_provider(&fake);
+  budgeted.budget_ms = 500;
+  const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench, budgeted);
+  EXPECT_EQ(out.winner, "fakevendor_a2");
+  ASSERT_EQ(kProviderFinalists, 2u);
+  for (const auto& name : fake.names) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(bench.screenings[name], 1);
+    const bool finalist = name == "fakevendor_a2" || name == "fakevendor_a4";
+    EXPECT_EQ(bench.timings[name], finalist ? 2 : 1);
+    ASSERT_NE(find(out, name), nullptr);
+    EXPECT_EQ(find(out, name)->status, finalist ? CandidateStatus::ok : CandidateStatus::pruned);
+  }
+  EXPECT_NE(find(out, "fakevendor_a1")->reason.find("dropped after the screening"), std::string::npos);
+
+  ProviderBench full_bench;
+  full_bench.median = bench.median;
+  const auto all = tune(testing::synthetic_h200(), Problem::square(512), full_bench, with_provider(&fake));
+  for (const auto& name : fake.names) {
+    EXPECT_EQ(full_bench.timings[name], 1) << name;
+    EXPECT_EQ(full_bench.screenings[name], 0) << name;
+    EXPECT_EQ(find(all, name)->status, CandidateStatus::ok) << name;
+  }
 }
 
 TEST(CandidateProvider, AVariantWinsWhereItIsFasterAndWrongVendorResultsNeverWin) {

@@ -67,8 +67,10 @@ class CandidateBench {
   using Launcher = std::function<void(const GemmArgs& args, cudaStream_t stream)>;
   virtual bool runs_prepared() const { return false; }
   virtual CheckResult verify_prepared(const std::string& name, const Launcher& launch);
+  // Timed with `plan`: the bench's own (timing_plan()) in a full timing, the budgeted search's
+  // screening plan in its first round.
   virtual TimingResult time_prepared(const std::string& name, const Launcher& launch,
-                                     double give_up_ms);
+                                     const TimingPlan& plan, double give_up_ms);
 };
 
 }  // namespace tilemm::tuner

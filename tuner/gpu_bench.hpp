@@ -61,8 +61,9 @@ class GpuBench : public CandidateBench {
   CheckResult verify_prepared(const std::string&, const Launcher& launch) override {
     return verify_launch(launch);
   }
-  TimingResult time_prepared(const std::string&, const Launcher& launch, double give_up_ms) override {
-    return time_launch(launch, give_up_ms);
+  TimingResult time_prepared(const std::string&, const Launcher& launch, const TimingPlan& plan,
+                             double give_up_ms) override {
+    return time_launch(launch, plan, give_up_ms);
   }
 
   // What verify() and time() do for a variant, for any way of computing C = A * B on `stream`

@@ -4,12 +4,17 @@
 // name: each is asked through the interface.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "candidate_bench.hpp"
 #include "tuner.hpp"
 
 namespace tilemm::tuner {
+
+// Under a budget (settings.budget_ms > 0) a provider's candidates are screened like the budgeted
+// search's and only this many of the fastest are timed in full; the others are pruned.
+inline constexpr std::size_t kProviderFinalists = 2;
 
 // Appends one result per candidate of the providers `problem` may draw on (all, or the non-vendor
 // ones where !problem.vendor; settings.providers where set). Only where bench.runs_prepared().

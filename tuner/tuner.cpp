@@ -255,6 +255,13 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   prune_by_family_hints(pending, device, problem, exempt);
   prune_underfilled(pending, device, problem, exempt);
+  // Under a budget the providers' candidates go first and spend the same deadline as the
+  // variants (their own screening, then a full timing of the fastest few), so that a first call
+  // costs what the budget says whichever candidates a problem draws on.
+  std::vector<CandidateResult> provider_results;
+  double provider_best_ms = std::numeric_limits<double>::infinity();
+  if (budgeted)
+    measure_provider_candidates(device, problem, bench, settings, provider_best_ms, provider_results);
   if (budgeted) {
     select_within_budget(pending, device, problem, settings);
     // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
@@ -273,7 +280,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   double best_ms = std::numeric_limits<double>::infinity();
   for (const auto& c : out.candidates)
     if (c.status == CandidateStatus::ok) best_ms = std::min(best_ms, c.stats.median_ms);
-  measure_provider_candidates(device, problem, bench, settings, best_ms, out.candidates);
+  if (!budgeted) measure_provider_candidates(device, problem, bench, settings, best_ms, provider_results);
+  for (auto& r : provider_results) out.candidates.push_back(std::move(r));
   for (auto& r : rejected) out.candidates.push_back(std::move(r));
   out.margin = rank_candidates(out.candidates);
   out.winner = out.candidates.front().variant;
