@@ -199,5 +199,30 @@ TEST(ExhaustiveSearch, ReportsProgressOverEveryCandidateThatCanRun) {
   EXPECT_EQ(progress, want);
 }
 
+// It compiles a chunk at a time and times it before the next: the first candidate is announced
+// long before the last compiles (tilemm-tune's watchdog hears from a worker within seconds, not
+// after the whole space has compiled).
+TEST(ExhaustiveSearch, TimesTheFirstCandidatesBeforeTheLastCompile) {
+  FakeBench bench;
+  const std::vector<std::string> names = {"naive",        "tiled_t8_p0", "tiled_t16_p0",
+                                          "tiled_t32_p0", kUnderfilled,  kHinted};
+  CompileLog log;
+  TuneSettings s = settings_for(names, 0, log);
+  s.compile_threads = 1;
+  std::vector<std::string> events;  // one thread compiles: no lock needed
+  s.compile = [&](const Variant& v, const std::string& arch) {
+    events.push_back("compile " + variant_name(v));
+    return testing::fake_compile(v, arch);
+  };
+  s.on_candidate = [&](const std::string& v) { events.push_back("measure " + v); };
+  tune(testing::synthetic_h200(), kSquare, bench, s);
+  const auto at = [&](const std::string& e) {
+    return std::find(events.begin(), events.end(), e) - events.begin();
+  };
+  ASSERT_EQ(events.size(), 2 * names.size());
+  EXPECT_LT(at("measure " + names.front()), at("compile " + names.back()));
+  for (const auto& n : names) EXPECT_LT(at("compile " + n), at("measure " + n)) << n;
+}
+
 }  // namespace
 }  // namespace tilemm::tuner

@@ -32,22 +32,29 @@ double steady_now_ms() {
       .count();
 }
 
-void compile_all(std::vector<Pending>& pending, const std::string& arch, const Compiler& compile,
-                 int threads) {
-  std::vector<SearchCandidate*> all;
-  for (auto& p : pending) all.push_back(&p);
-  compile_candidates(all, arch, compile, threads);
-}
+// The exhaustive search compiles this many candidates per host thread at a time, then verifies
+// and times them before it compiles the next chunk: a candidate is announced (on_candidate) and
+// progress is reported within seconds of the start, not after the whole space has compiled (a
+// few hundred candidates, tens of seconds on a fresh cache), which tilemm-tune's watchdog would
+// take for a hang; a few per thread keep the threads busy past the chunk's slowest compile.
+constexpr int kCompiledPerThreadAtATime = 4;
 
-// The exhaustive search's timing: every compiled candidate verified and timed with the bench's
-// plan, in space order.
+// The exhaustive search: every candidate compiled (a chunk at a time, on `threads` host threads),
+// verified and timed in full with the bench's plan, in space order.
 void time_every_candidate(std::vector<Pending>& pending, CandidateBench& bench,
-                          const TuneSettings& settings) {
+                          const TuneSettings& settings, const std::string& arch, int threads) {
   double best = std::numeric_limits<double>::infinity();
   int done = 0;
   const int total = static_cast<int>(pending.size());
   if (settings.progress) settings.progress(0, total);
-  for (auto& p : pending) {
+  const std::size_t chunk = static_cast<std::size_t>(kCompiledPerThreadAtATime * std::max(threads, 1));
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (i % chunk == 0) {
+      std::vector<SearchCandidate*> next;
+      for (std::size_t j = i; j < std::min(i + chunk, pending.size()); ++j) next.push_back(&pending[j]);
+      compile_candidates(next, arch, settings.compile, threads);
+    }
+    Pending& p = pending[i];
     struct Report {  // reports this candidate as done however the body below leaves
       const TuneSettings& s;
       int& done;
@@ -220,8 +227,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
           compile_candidates(chunk, device.arch(), settings.compile, threads);
         });
   } else {
-    compile_all(pending, device.arch(), settings.compile, threads);
-    time_every_candidate(pending, bench, settings);
+    time_every_candidate(pending, bench, settings, device.arch(), threads);
   }
 
   TuneOutcome out;
