@@ -47,11 +47,12 @@ void time_every_candidate(std::vector<Pending>& pending, CandidateBench& bench,
   int done = 0;
   const int total = static_cast<int>(pending.size());
   if (settings.progress) settings.progress(0, total);
-  const std::size_t chunk = static_cast<std::size_t>(kCompiledPerThreadAtATime * std::max(threads, 1));
+  const auto chunk = static_cast<std::size_t>(kCompiledPerThreadAtATime * std::max(threads, 1));
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (i % chunk == 0) {
       std::vector<SearchCandidate*> next;
-      for (std::size_t j = i; j < std::min(i + chunk, pending.size()); ++j) next.push_back(&pending[j]);
+      for (std::size_t j = i; j < std::min(i + chunk, pending.size()); ++j)
+        next.push_back(&pending[j]);
       compile_candidates(next, arch, settings.compile, threads);
     }
     Pending& p = pending[i];
