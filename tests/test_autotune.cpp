@@ -392,8 +392,10 @@ TEST(Autotune, APartialRowOfTilesAddsARowSplitCandidate) {
   for (const auto& c : r.candidates)
     if (c.variant == "rowsplit_h1024") plan = &c;
   ASSERT_NE(plan, nullptr);
-  EXPECT_TRUE(plan->status == CandidateStatus::ok || plan->status == CandidateStatus::pruned)
-      << to_string(plan->status) << ": " << plan->reason;
+  // The exhaustive search gives up no timing: the plan is timed in full however slow.
+  EXPECT_EQ(plan->status, CandidateStatus::ok) << to_string(plan->status) << ": " << plan->reason;
+  for (const auto& c : r.candidates)
+    EXPECT_NE(c.status, CandidateStatus::pruned) << c.variant << ": " << c.reason;
   const AutotuneResult core = autotune(1024, 36, 20);
   const AutotuneResult rest = autotune(6, 36, 20);
   EXPECT_EQ(core.source, ResultSource::cache);

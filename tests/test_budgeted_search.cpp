@@ -596,6 +596,7 @@ TEST(BudgetedSearch, TheFp32WinnerIsNotPrunedByTheCheapRulesButStillMustRunThePr
   TuneSettings settings;
   settings.compile = testing::fake_compile;
   settings.space = {parse_variant("tiled_t16_p0"), parse_variant(big)};
+  settings.budget_ms = 2000;  // the pruning rules shape only a budgeted search
   const auto pruned = tune(testing::synthetic_h200(), high, bench, settings);
   ASSERT_EQ(pruned.winner, "tiled_t16_p0");  // the rule prunes it without being told
   settings.highest_winner = big;
@@ -626,6 +627,7 @@ TEST(BudgetedSearch, PersistentBlocksThatFillTheSmsAreNotUnderfilled) {
   TuneSettings settings;
   settings.compile = testing::fake_compile;
   settings.space = {parse_variant("tiled_t16_p0"), parse_variant(streamk)};
+  settings.budget_ms = 2000;  // where the underfill rule applies
   const auto out = tune(testing::synthetic_h200(), wide, bench, settings);
   EXPECT_EQ(out.winner, streamk);
   EXPECT_EQ(count_status(out, CandidateStatus::pruned, "fill under a quarter"), 0u);

@@ -41,6 +41,16 @@ TuneSettings settings_for(std::vector<std::string> names) {
   return s;
 }
 
+// The same under a budget, where the pruning rules apply (the exhaustive search times every
+// candidate that can run: test_pruning_rules.cpp), that never runs out: the clock stands still
+// and the selection keeps every candidate. `history` ranks them (empty: the ranking's prior).
+TuneSettings budgeted(TuneSettings s, std::map<std::string, double> history = {}) {
+  s.budget_ms = 1e6;
+  s.now_ms = [] { return 0.0; };
+  if (!history.empty()) s.history = {{512, 512, 512, std::move(history)}};
+  return s;
+}
+
 const CandidateResult& find(const TuneOutcome& out, const std::string& name) {
   for (const auto& c : out.candidates)
     if (c.variant == name) return c;
@@ -121,11 +131,13 @@ TEST(TunerSelection, TiesAreBrokenByNameDeterministically) {
   EXPECT_DOUBLE_EQ(out.margin, 0.0);
 }
 
-TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUp) {
+TEST(TunerSelection, FarSlowerCandidatesArePrunedAfterTheWarmUpUnderABudget) {
   FakeBench bench;
   bench.median = {{"tiled_t8_p0", 1.0}, {"tiled_t16_p0", 10.0}, {"tiled_t32_p0", 2.0}};
+  // Ranked from a measurement of the same shape: tiled_t16 is timed after a faster one.
   const auto out = tune(testing::synthetic_h200(), Problem::square(512), bench,
-                        settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}));
+                        budgeted(settings_for({"tiled_t8_p0", "tiled_t16_p0", "tiled_t32_p0"}),
+                                 bench.median));
   EXPECT_EQ(out.winner, "tiled_t8_p0");
   EXPECT_EQ(find(out, "tiled_t16_p0").status, CandidateStatus::pruned);
   EXPECT_EQ(find(out, "tiled_t16_p0").reason, "warm-up median above 3x the best so far");
@@ -154,10 +166,11 @@ TEST(TunerSelection, SkippedCandidatesKeepTheirEarlierFailure) {
   EXPECT_TRUE(other.reason.empty());
 }
 
-TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
+TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiledUnderABudget) {
   // 512 x 512: 256 x 128 tiles give 8 blocks for 132 SMs, 32 x 32 tiles give 256.
   FakeBench bench;
-  TuneSettings s = settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"});
+  TuneSettings s =
+      budgeted(settings_for({"tiled_t32_p0", "warptile_bm256_bn128_bk16_wm64_wn64_tm8_tn4_v4_mb1"}));
   CompileLog log;
   s.compile = log.recorder();
   std::vector<std::string>& compiled = log.names;
@@ -172,11 +185,11 @@ TEST(TunerSelection, TilesThatLeaveMostSmsIdleAreNeverCompiled) {
   EXPECT_EQ(compiled.size(), 2u);
 }
 
-TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdle) {
+TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdleUnderABudget) {
   const std::string tile64 = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s4";
   const std::string tile64_s8 = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s8";
   FakeBench bench;
-  TuneSettings s = settings_for({"tiled_t32_p0", tile64, tile64_s8});
+  TuneSettings s = budgeted(settings_for({"tiled_t32_p0", tile64, tile64_s8}));
   CompileLog log;
   s.compile = log.recorder();
   std::vector<std::string>& compiled = log.names;
@@ -198,10 +211,10 @@ TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdle) {
       << find(big, tile64).reason;
 }
 
-TEST(TunerSelection, AlignedCopiesAreTriedOnlyForUnalignedProblems) {
+TEST(TunerSelection, AlignedCopiesAreTriedOnlyForUnalignedProblemsUnderABudget) {
   const std::string padded = "padded_bm128_bn128_bk16_wm64_wn64_tm8_tn4_v4";
   FakeBench bench;
-  const TuneSettings s = settings_for({"tiled_t32_p0", padded});
+  const TuneSettings s = budgeted(settings_for({"tiled_t32_p0", padded}));
   const auto odd = tune(testing::synthetic_h200(), Problem::dense(4097, 4097, 4097, 4), bench, s);
   EXPECT_EQ(find(odd, padded).status, CandidateStatus::ok);  // 4097 allows only class 1
   const auto aligned = tune(testing::synthetic_h200(), Problem::square(4096), bench, s);
@@ -303,7 +316,7 @@ TEST(TunerPlans, APlanWinsWhenItsPartsRunFasterAndItsPartsAreReturned) {
   EXPECT_EQ(parts.made, (std::vector<std::int64_t>{1024, 76}));
 }
 
-TEST(TunerPlans, APlanSlowerThanTheBestVariantLosesAndIsPrunedWhenFarSlower) {
+TEST(TunerPlans, APlanSlowerThanTheBestVariantLosesAndIsTimedInFullWhenFarSlower) {
   FakeBench bench;
   bench.median = {{"tiled_t16_p0", 1.0}, {"tiled_t32_p0", 5.0}, {"rowsplit_h1024", 1.5}};
   PlanBenches parts;
@@ -314,13 +327,15 @@ TEST(TunerPlans, APlanSlowerThanTheBestVariantLosesAndIsPrunedWhenFarSlower) {
   EXPECT_EQ(out.outcome.candidates[1].variant, "rowsplit_h1024");  // ranked among the variants
   EXPECT_EQ(out.parts.size(), 2u);  // tuned all the same: stored for the shapes they are
 
-  bench.median["rowsplit_h1024"] = 10.0;  // over 3x the best: pruned, its parts still named
+  // Over 3x the best: the exhaustive search still times it in full (a budget would give up
+  // after its warm-up), and its parts are named.
+  bench.median["rowsplit_h1024"] = 10.0;
   out = tune_with_plans(testing::synthetic_h200(), kPlanned, bench, settings_for(kPlanSpace),
                         parts.settings());
   const auto& plan = find(out.outcome, "rowsplit_h1024");
-  EXPECT_EQ(plan.status, CandidateStatus::pruned);
-  EXPECT_EQ(plan.reason, "warm-up median above 3x the best so far (rows 0-1023: tiled_t16_p0; "
-                         "rows 1024-1099: tiled_t16_p0)");
+  EXPECT_EQ(plan.status, CandidateStatus::ok);
+  EXPECT_DOUBLE_EQ(plan.stats.median_ms, 10.0);
+  EXPECT_EQ(plan.reason, "rows 0-1023: tiled_t16_p0; rows 1024-1099: tiled_t16_p0");
 }
 
 TEST(TunerPlans, AKnownPartWinnerIsUsedWithoutTuningThePart) {

@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "budgeted_search.hpp"
-#include "family_registry.hpp"
 #include "log.hpp"
 #include "provider_candidates.hpp"
+#include "pruning_rules.hpp"
 #include "row_split.hpp"
 #include "search_candidate.hpp"
 #include "tilemm/error.hpp"
@@ -33,65 +32,30 @@ double steady_now_ms() {
       .count();
 }
 
-void compile_all(std::vector<Pending>& pending, const std::string& arch, const Compiler& compile,
-                 int threads) {
-  std::vector<SearchCandidate*> all;
-  for (auto& p : pending) all.push_back(&p);
-  compile_candidates(all, arch, compile, threads);
-}
+// The exhaustive search compiles this many candidates per host thread at a time, then verifies
+// and times them before it compiles the next chunk: a candidate is announced (on_candidate) and
+// progress is reported within seconds of the start, not after the whole space has compiled (a
+// few hundred candidates, tens of seconds on a fresh cache), which tilemm-tune's watchdog would
+// take for a hang; a few per thread keep the threads busy past the chunk's slowest compile.
+constexpr int kCompiledPerThreadAtATime = 4;
 
-// Cheap rule before anything compiles: when some candidate gives every SM a block, candidates
-// whose tiles are so large that the grid fills under a quarter of the SMs cannot win (they run
-// at most a quarter of the machine) and are not compiled or timed.
-void prune_underfilled(std::vector<Pending>& pending, const DeviceInfo& device,
-                       const Problem& problem, const std::string& exempt) {
-  if (device.sm_count <= 0) return;
-  std::uint64_t most = 0;
-  for (const auto& p : pending)
-    if (p.result.status == CandidateStatus::ok)
-      most = std::max(most, detail::launched_blocks(p.variant, problem, device.sm_count));
-  const auto sms = static_cast<std::uint64_t>(device.sm_count);
-  if (most < sms) return;
-  for (auto& p : pending) {
-    const std::uint64_t blocks = detail::launched_blocks(p.variant, problem, device.sm_count);
-    if (p.result.status == CandidateStatus::ok && blocks * 4 < sms && p.result.variant != exempt) {
-      p.result.status = CandidateStatus::pruned;
-      p.result.reason = "its " + std::to_string(blocks) + " blocks fill under a quarter of the " +
-                        std::to_string(sms) + " SMs, while smaller tiles fill them all";
-    }
-  }
-}
-
-// Cheap rules before anything compiles, each family's own (Family::pruning_hint): split-K where
-// the unsplit grid already fills the SMs, aligned copies of an aligned problem...
-void prune_by_family_hints(std::vector<Pending>& pending, const DeviceInfo& device,
-                           const Problem& problem, const std::string& exempt) {
-  for (auto& p : pending) {
-    if (p.result.variant == exempt) continue;
-    const auto& family = detail::find_family(p.variant.family);
-    if (std::string why = family.pruning_hint(p.variant, device, problem); !why.empty()) {
-      p.result.status = CandidateStatus::pruned;
-      p.result.reason = std::move(why);
-    }
-  }
-}
-
-// "3", "2.5": std::to_string would print "3.000000".
-std::string factor_text(double factor) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", factor);
-  return text;
-}
-
-// The exhaustive search's timing: every compiled candidate verified and timed with the bench's
-// plan, in space order.
+// The exhaustive search: every candidate compiled (a chunk at a time, on `threads` host threads),
+// verified and timed in full with the bench's plan, in space order.
 void time_every_candidate(std::vector<Pending>& pending, CandidateBench& bench,
-                          const TuneSettings& settings) {
+                          const TuneSettings& settings, const std::string& arch, int threads) {
   double best = std::numeric_limits<double>::infinity();
   int done = 0;
   const int total = static_cast<int>(pending.size());
   if (settings.progress) settings.progress(0, total);
-  for (auto& p : pending) {
+  const auto chunk = static_cast<std::size_t>(kCompiledPerThreadAtATime * std::max(threads, 1));
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (i % chunk == 0) {
+      std::vector<SearchCandidate*> next;
+      for (std::size_t j = i; j < std::min(i + chunk, pending.size()); ++j)
+        next.push_back(&pending[j]);
+      compile_candidates(next, arch, settings.compile, threads);
+    }
+    Pending& p = pending[i];
     struct Report {  // reports this candidate as done however the body below leaves
       const TuneSettings& s;
       int& done;
@@ -148,12 +112,11 @@ void measure_candidate(CandidateResult& result, const TuneSettings& settings, do
         settings.on_launch_failure(result.variant, check.reason);
       return;
     }
-    const TimingResult timing = time(settings.prune_factor * best_ms);
+    const TimingResult timing = time(give_up_ms(settings, best_ms));
     result.stats = timing.stats;
     if (timing.pruned) {
       result.status = CandidateStatus::pruned;
-      result.reason = "warm-up median above " + factor_text(settings.prune_factor) +
-                      "x the best so far";
+      result.reason = give_up_reason(settings);
       return;
     }
     best_ms = std::min(best_ms, timing.stats.median_ms);
@@ -253,8 +216,6 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  prune_by_family_hints(pending, device, problem, exempt);
-  prune_underfilled(pending, device, problem, exempt);
   // Under a budget the providers' candidates go first and spend the same deadline as the
   // variants (their own screening, then a full timing of the fastest few), so that a first call
   // costs what the budget says whichever candidates a problem draws on.
@@ -263,6 +224,9 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   if (budgeted)
     measure_provider_candidates(device, problem, bench, settings, provider_best_ms, provider_results);
   if (budgeted) {
+    // The pruning rules shape only a budgeted search: the exhaustive one times every candidate
+    // that can run, so that what it finds is the truth the rules are checked against.
+    apply_cheap_pruning(pending, device, problem, exempt);
     select_within_budget(pending, device, problem, settings);
     // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
     time_by_successive_halving(
@@ -271,8 +235,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
           compile_candidates(chunk, device.arch(), settings.compile, threads);
         });
   } else {
-    compile_all(pending, device.arch(), settings.compile, threads);
-    time_every_candidate(pending, bench, settings);
+    time_every_candidate(pending, bench, settings, device.arch(), threads);
   }
 
   TuneOutcome out;

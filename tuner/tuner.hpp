@@ -1,6 +1,6 @@
-// The search: enumerate the space, reject what cannot run, (under a budget: keep the best-ranked
-// few), compile the rest in parallel, verify each once, time the correct ones, pick the lowest
-// median.
+// The search: enumerate the space, reject what cannot run, (under a budget: apply the pruning
+// rules and keep the best-ranked few), compile the rest in parallel, verify each once, time the
+// correct ones, pick the lowest median.
 #pragma once
 
 #include <functional>
@@ -32,7 +32,9 @@ struct TuneOutcome {
 struct TuneSettings {
   Compiler compile = detail::compile_variant_once;  // NVRTC once per variant and process
   int compile_threads = 0;       // 0: one per hardware thread
-  double prune_factor = 3.0;     // stop timing a candidate whose warm-up exceeds this x the best
+  // Under a budget, stop timing a candidate whose warm-up exceeds this x the best so far
+  // (pruning_rules.hpp); the exhaustive search times every candidate in full.
+  double prune_factor = 3.0;
   // Empty: variant_space(problem.precision) and, below highest, variant_space(Precision::highest)
   // too: the FP32 kernels are more accurate, and the faster candidate wins.
   std::vector<Variant> space;
@@ -42,18 +44,19 @@ struct TuneSettings {
   // Before a candidate touches the GPU, and after its launch or kernel failed.
   std::function<void(const std::string& variant)> on_candidate;
   std::function<void(const std::string& variant, const std::string& reason)> on_launch_failure;
-  // The budgeted search (budgeted_search.hpp, docs/tuning.md): above 0, the candidates are ranked
-  // by `history` (this device's measured shapes of the problem's class) and only as many as this
-  // many milliseconds can pay for are timed, by successive halving, compilation included. 0 (the
-  // default here; Options::tune_budget_ms is the library's): every candidate the rules leave is
-  // timed in full, the exhaustive search.
+  // The budgeted search (budgeted_search.hpp, docs/tuning.md): above 0, the pruning rules
+  // (pruning_rules.hpp) apply, the candidates they leave are ranked by `history` (this device's
+  // measured shapes of the problem's class) and only as many as this many milliseconds can pay for
+  // are timed, by successive halving, compilation included. 0 (the default here;
+  // Options::tune_budget_ms is the library's): the exhaustive search, which applies no pruning rule
+  // and verifies and times in full every candidate that can run.
   double budget_ms = 0.0;
   std::vector<MeasuredShape> history;
   std::function<double()> now_ms;  // the budget's clock in milliseconds; empty: steady_clock
   // For a tuning below highest: the winner of the shape's highest (FP32) result, a variant's or
   // a row-split plan's name (the dispatcher looks it up; empty: none known). A variant is
-  // admitted even outside `space` (skip and can_run still apply), exempt from the pruning rules
-  // and the budget's selection, and screened first; tune_with_plans tries a plan whatever the
+  // admitted even outside `space` (skip and can_run still apply), exempt from the cheap pruning
+  // rules and the budget's selection, and screened first; tune_with_plans tries a plan whatever the
   // budget says. Either is then timed on the same bench like any candidate, so the tuning ends
   // with the faster of it and the search's winner: asking for less precision does not end slower
   // than the FP32 result known for the shape (docs/tuning.md, "Precision modes").
@@ -61,8 +64,8 @@ struct TuneSettings {
   // The providers whose candidates (candidate_provider.hpp) join the search, on a bench that
   // runs_prepared(): unset, detail::candidate_providers(problem) (cuBLASLt where it loads, unless
   // !problem.vendor). They are verified and timed in full after the variants, with the bench's
-  // plan and the same pruning rule, whatever the budget: a provider lists a few (cuBLASLt's
-  // heuristic, 8 per compute type) and compiles nothing.
+  // plan and (under a budget) the same warm-up give-up, whatever the budget: a provider lists a
+  // few (cuBLASLt's heuristic, 8 per compute type) and compiles nothing.
   std::optional<std::vector<detail::CandidateProvider*>> providers;
 };
 
@@ -76,8 +79,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
 
 // Verifies and times one candidate (a compiled variant, or a row-split plan) by the tuning's
 // rules: settings.on_candidate first; a failed check is recorded with its status (and reported to
-// settings.on_launch_failure when the launch failed); a probe over prune_factor x `best_ms` is
-// recorded as pruned; otherwise its timing is recorded and `best_ms` lowered. Exceptions are
+// settings.on_launch_failure when the launch failed); under a budget, a probe over prune_factor x
+// `best_ms` is recorded as pruned (give_up_ms, pruning_rules.hpp); otherwise its timing is recorded and `best_ms` lowered. Exceptions are
 // recorded as launch errors, never thrown.
 void measure_candidate(CandidateResult& result, const TuneSettings& settings, double& best_ms,
                        const std::function<CheckResult()>& verify,
