@@ -6,6 +6,7 @@
 # Tunes highest first, then high and medium in the same cache, so that their tunings also time the
 # shape's FP32 winner. Writes under $OUT: the export, the refreshed file, and each tuning's log.
 set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2  # device-env.sh finds the carried build in the repository root
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"  # here, out; the carried build at /work/main/build
 shipped=$here/${1:-cache/preloaded/nvidia-h200-sm90.json}
