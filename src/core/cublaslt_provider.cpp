@@ -170,10 +170,26 @@ class CublasLtProvider : public CandidateProvider {
                             results, &returned);
       if (status == CUBLAS_STATUS_NOT_SUPPORTED) continue;  // no algorithm for this problem
       check_cublaslt(status, "cublasLtMatmulAlgoGetHeuristic");
+      const auto add = [&names](const std::string& name) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      };
+      int split_siblings = 0;
       for (int i = 0; i < returned; ++i) {
         if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
-        std::string name = cublaslt_name(config_of(*lt, results[i].algo, compute));
-        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        const CublasLtConfig config = config_of(*lt, results[i].algo, compute);
+        add(cublaslt_name(config));
+        // The heuristic picks one split of K per algorithm; where K is long beside a small
+        // output, half or twice that split can be faster. For the first split-K results, those
+        // two join the candidates (the search times them; AlgoCheck refuses what cannot run).
+        if (config.split_k > 1 && split_siblings < kCublasLtSplitSiblings) {
+          for (const std::int64_t split : {config.split_k / 2, config.split_k * 2}) {
+            if (split < 2 || split > kCublasLtMostSplitK) continue;
+            CublasLtConfig sibling = config;
+            sibling.split_k = split;
+            add(cublaslt_name(sibling));
+          }
+          ++split_siblings;
+        }
       }
     }
     return names;

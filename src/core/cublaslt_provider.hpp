@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "candidate_provider.hpp"
@@ -19,6 +20,10 @@ namespace tilemm::detail {
 inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t{32} << 20;
 // How many algorithms the heuristic is asked for per compute type.
 inline constexpr int kCublasLtHeuristicCount = 8;
+// How many of the heuristic's split-K algorithms also bring the same algorithm with half and
+// twice its split of K, and the largest split tried so.
+inline constexpr int kCublasLtSplitSiblings = 2;
+inline constexpr std::int64_t kCublasLtMostSplitK = 64;
 
 std::unique_ptr<CandidateProvider> make_cublaslt_provider();
 
