@@ -10,6 +10,7 @@
 #include "kernel_sources.hpp"
 #include "precompile.hpp"
 #include "provenance.hpp"
+#include "remote_commands.hpp"
 #include "text_fields.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
@@ -116,6 +117,8 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--device-key", device_key, "With --list or --export: only this device model's entries")
       ->option_text("KEY");
   app.add_option("--cache", cache, "SQLite cache file (default: see Cache below)")->option_text("PATH");
+  std::string remote, shapes_file;
+  add_fleet_options(app, remote, shapes_file);
   Isolation isolation;
   bool in_process = false, worker = false;
   std::vector<std::string> skips;
@@ -141,7 +144,8 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       "tilemm-tune --export FILE|- [--device-key KEY] [--cache PATH]\n"
       "tilemm-tune --import FILE [--cache PATH]\n"
       "tilemm-tune --clear [--cache PATH]\n"
-      "tilemm-tune --precompile [--arch SM_XY]... [--cache PATH]");
+      "tilemm-tune --precompile [--arch SM_XY]... [--cache PATH]\n"
+      "tilemm-tune (--shapes-file FILE | --list | --export FILE|- | --import FILE | --clear) --remote URL");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-tune --sizes 512,1024,4096     tune three squares on the current GPU\n"
@@ -164,7 +168,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   std::string sizes, shapes;
   for (const auto& part : size_lists) sizes += (sizes.empty() ? "" : ",") + part;
   for (const auto& part : shape_lists) shapes += (shapes.empty() ? "" : ",") + part;
-  const bool tune = !size_lists.empty() || !shape_lists.empty();
+  const bool tune = !size_lists.empty() || !shape_lists.empty() || !shapes_file.empty();
   const int actions = int(tune) + int(list) + int(!export_file.empty()) + int(!import_file.empty()) + int(clear) + int(precompile);
   if (actions == 0) return cli.usage_error("nothing to do: give --sizes or --shapes to tune, or one of --list, --export, --import, --clear, --precompile");
   if (actions > 1) return cli.usage_error("give only one of tuning (--sizes/--shapes), --list, --export, --import, --clear, --precompile");
@@ -189,6 +193,8 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       const auto more = parse_shapes(shapes);
       todo.insert(todo.end(), more.begin(), more.end());
     }
+    for (const auto& shape : shapes_file.empty() ? std::vector<Shape>{} : read_shapes_file(shapes_file)) todo.push_back(shape);
+    if (!remote.empty()) export_remote_url(remote);  // before the library reads it
     if (tune && device != "all" && !device.empty()) parse_ordinal(device);
     if (!cache.empty()) setenv("TILEMM_CACHE", cache.c_str(), 1);  // before the library opens it
     const std::string path = cache_path();
@@ -202,6 +208,9 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       return run_worker(static_cast<int>(parse_ordinal(device)), todo[0], search, skip, lease_owner);
     }
     isolation.enabled = !in_process;
+    if (!remote.empty())
+      return run_remote({remote, device_key, export_file, import_file, device, tune, list, clear, precompile, isolation.enabled, search.force, search.precision},
+                        todo, [&](const Shape& s) { return tune_command({s}, device, search, as_json, isolation, out, err, err_is_terminal); }, out, err);
     if (tune) return tune_command(todo, device, search, as_json, isolation, out, err, err_is_terminal);
     if (list) return list_command(path, device_key, out, err);
     if (!export_file.empty()) return export_command(path, device_key, export_file, out, err);
