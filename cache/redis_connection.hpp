@@ -15,6 +15,10 @@ struct redisReply;
 
 namespace tilemm::cache {
 
+// The URL is parsed in the lowest layer (redis_url.hpp); the client names it as its own.
+using detail::parse_redis_url;
+using detail::RedisUrl;
+
 // One reply, freed with it. Only the kinds tilemm reads are exposed.
 class RedisReply {
  public:

@@ -128,7 +128,7 @@ tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision) {
 tilemmStatus_t tilemmSetRemoteCache(const char* url) {
   return guarded([&] {
     const std::string text = url != nullptr ? url : "";
-    if (!text.empty()) tilemm::cache::parse_redis_url(text);  // refuses what it cannot use
+    if (!text.empty()) tilemm::detail::parse_redis_url(text);  // refuses what it cannot use
     std::lock_guard<std::mutex> lock(remote_mutex);
     process_remote = text;
   });

@@ -12,7 +12,6 @@
 #include "nvrtc_compiler.hpp"
 #include "process_dispatcher.hpp"
 #include "real_collaborators.hpp"
-#include "redis_url.hpp"
 #include "row_split.hpp"
 #include "stream_check.hpp"
 #include "tilemm/autotune.hpp"
@@ -61,20 +60,6 @@ void check_tunable(const Problem& p) {
 
 }  // namespace
 
-const std::string& Options::remote_cache_from_environment() {
-  static const std::string url = [] {
-    const char* value = std::getenv("TILEMM_REMOTE_CACHE");
-    if (value == nullptr || *value == '\0') return std::string();
-    try {
-      cache::parse_redis_url(value);
-    } catch (const InvalidArgument& e) {
-      detail::log(detail::LogLevel::warn, std::string("TILEMM_REMOTE_CACHE is ignored: ") + e.what());
-      return std::string();
-    }
-    return std::string(value);
-  }();
-  return url;
-}
 std::string problem_class(const Problem& p) { return dispatch::class_of(p); }
 
 std::string cache_path() {

@@ -4,7 +4,7 @@
 
 #include "tilemm/error.hpp"
 
-namespace tilemm::cache {
+namespace tilemm::detail {
 namespace {
 
 constexpr const char* kArgument = "remote cache URL";
@@ -80,4 +80,4 @@ RedisUrl parse_redis_url(const std::string& url) {
   return parsed;
 }
 
-}  // namespace tilemm::cache
+}  // namespace tilemm::detail

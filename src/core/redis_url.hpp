@@ -1,9 +1,11 @@
-// The address of a fleet's Redis store: redis://[user:password@]host:port[/db].
+// The address of a fleet's Redis store: redis://[user:password@]host:port[/db]. String work only,
+// in the lowest layer because Options' default (TILEMM_REMOTE_CACHE) is checked with it; the
+// cache layer's Redis client (cache/redis_connection.hpp) connects to what it names.
 #pragma once
 
 #include <string>
 
-namespace tilemm::cache {
+namespace tilemm::detail {
 
 struct RedisUrl {
   std::string host;
@@ -21,4 +23,4 @@ struct RedisUrl {
 // Cost: string work only.
 RedisUrl parse_redis_url(const std::string& url);
 
-}  // namespace tilemm::cache
+}  // namespace tilemm::detail
