@@ -8,6 +8,7 @@
 
 #include "cache_trust.hpp"
 #include "cli_common.hpp"
+#include "json_entry.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
@@ -142,39 +143,50 @@ int list_command(const std::string& path, const std::string& device_key, std::os
   return kOk;
 }
 
+// Entry by entry (TuningStore::for_each into a JsonEntriesWriter), so that memory holds one entry
+// however large the cache is.
 int export_command(const std::string& path, const std::string& device_key, const std::string& file,
                    std::ostream& out, std::ostream& err) {
-  std::vector<cache::StoredEntry> entries;
+  std::optional<cache::TuningStore> store;
   try {
-    if (std::filesystem::exists(path)) entries = cache::TuningStore(path).list(device_key);
+    if (std::filesystem::exists(path)) store.emplace(path);
   } catch (const cache::CacheCorrupt& e) {
     return damaged_cache(err, path, e, "nothing was exported");  // an earlier FILE stays as it was
   }
-  const std::string text = cache::entries_to_json(entries);
-  if (file == "-") {
-    out << text;
-    return kOk;
-  }
+  const bool to_stdout = file == "-";
   // Written beside the target and renamed, so a reader never sees half a file. Errors name the
   // file the user gave, not the temporary one.
   const auto cannot_write = [&](const std::string& why) {
     return Error(ErrorKind::cache, "cannot write '" + file + "': " + why);
   };
-  if (std::filesystem::is_directory(file)) throw cannot_write("is a directory");
   const std::string tmp = file + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+  std::ofstream f;
+  if (!to_stdout) {
+    if (std::filesystem::is_directory(file)) throw cannot_write("is a directory");
+    f.open(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw cannot_write(std::strerror(errno));
-    f << text;
-    if (!f.flush()) throw cannot_write(std::strerror(errno));
   }
+  cache::JsonEntriesWriter writer(to_stdout ? out : f);
+  try {
+    if (store) store->for_each(device_key, [&](cache::StoredEntry&& e) { writer.add(e); });
+  } catch (const cache::CacheCorrupt& e) {
+    if (!to_stdout) std::filesystem::remove(tmp);
+    return damaged_cache(err, path, e, "nothing was exported");
+  } catch (...) {
+    if (!to_stdout) std::filesystem::remove(tmp);
+    throw;
+  }
+  writer.finish();
+  if (to_stdout) return kOk;
+  if (!f.flush()) throw cannot_write(std::strerror(errno));
+  f.close();
   std::error_code renamed;
   std::filesystem::rename(tmp, file, renamed);
   if (renamed) {
     std::filesystem::remove(tmp, renamed);
     throw cannot_write(std::strerror(errno));
   }
-  out << "exported " << entries.size() << " entries to " << file << "\n";
+  out << "exported " << writer.count() << " entries to " << file << "\n";
   return kOk;
 }
 
