@@ -50,20 +50,15 @@ bool RedisReply::is_nil(const redisReply* r) { return r->type == REDIS_REPLY_NIL
 RedisConnection::RedisConnection(const RedisUrl& url, std::chrono::milliseconds timeout)
     : address_(url.host + ":" + std::to_string(url.port)) {
   const timeval tv = to_timeval(timeout);
-  context_ = redisConnectWithTimeout(url.host.c_str(), url.port, tv);
+  context_.reset(redisConnectWithTimeout(url.host.c_str(), url.port, tv));
   if (context_ == nullptr)
     throw Error(ErrorKind::cache, "tilemm: redisConnectWithTimeout " + address_ + ": out of memory");
   if (context_->err != 0) {
     const std::string why = context_->errstr;
-    redisFree(context_);
-    context_ = nullptr;
     throw Error(ErrorKind::cache, "tilemm: redisConnectWithTimeout " + address_ + ": " + why);
   }
-  if (redisSetTimeout(context_, tv) != REDIS_OK) {
-    redisFree(context_);
-    context_ = nullptr;
+  if (redisSetTimeout(context_.get(), tv) != REDIS_OK)
     throw Error(ErrorKind::cache, "tilemm: redisSetTimeout " + address_ + ": failed");
-  }
   if (!url.password.empty()) {
     // The password is never part of a message: only the command's name and Redis's answer.
     if (url.user.empty())
@@ -74,9 +69,7 @@ RedisConnection::RedisConnection(const RedisUrl& url, std::chrono::milliseconds 
   if (url.db != 0) command({"SELECT", std::to_string(url.db)});
 }
 
-RedisConnection::~RedisConnection() {
-  if (context_ != nullptr) redisFree(context_);
-}
+void RedisConnection::Free::operator()(redisContext* c) const { redisFree(c); }
 
 bool RedisConnection::broken() const { return context_ == nullptr || context_->err != 0; }
 
@@ -88,7 +81,7 @@ RedisReply RedisConnection::command(const std::vector<std::string>& args) {
 void RedisConnection::append(const std::vector<std::string>& args) {
   if (broken()) throw Error(ErrorKind::cache, "tilemm: redis " + address_ + ": connection lost");
   Argv argv(args);
-  if (redisAppendCommandArgv(context_, static_cast<int>(args.size()), argv.pointers.data(),
+  if (redisAppendCommandArgv(context_.get(), static_cast<int>(args.size()), argv.pointers.data(),
                              argv.lengths.data()) != REDIS_OK)
     throw Error(ErrorKind::cache, "tilemm: redisAppendCommandArgv " + address_ + ": " +
                                       context_->errstr);
@@ -97,7 +90,7 @@ void RedisConnection::append(const std::vector<std::string>& args) {
 RedisReply RedisConnection::reply(const std::string& command_name) {
   if (broken()) throw Error(ErrorKind::cache, "tilemm: redis " + address_ + ": connection lost");
   void* raw = nullptr;
-  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr)
+  if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr)
     throw Error(ErrorKind::cache, "tilemm: redis " + command_name + " " + address_ + ": " +
                                       (context_->errstr[0] != '\0' ? context_->errstr : "no reply"));
   RedisReply r(static_cast<redisReply*>(raw));

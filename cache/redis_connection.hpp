@@ -48,7 +48,6 @@ class RedisConnection {
   // (when the URL has a password) and SELECT (db != 0). Throws tilemm::Error (kind cache):
   // "redisConnectWithTimeout <host:port>: <why>", or the AUTH/SELECT reply's error.
   RedisConnection(const RedisUrl& url, std::chrono::milliseconds timeout);
-  ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
 
@@ -63,7 +62,12 @@ class RedisConnection {
   bool broken() const;
 
  private:
-  redisContext* context_ = nullptr;
+  struct Free {
+    void operator()(redisContext* c) const;
+  };
+  // Owned from the connect on, so that a constructor that throws after it (AUTH refused, SELECT
+  // failed) frees it too.
+  std::unique_ptr<redisContext, Free> context_;
   std::string address_;
 };
 
