@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -18,46 +19,12 @@ namespace tilemm::cache {
 
 using nlohmann::json;
 
-json candidate_to_json(const CandidateResult& c) {
-  return {{"variant", c.variant},
-          {"status", to_string(c.status)},
-          {"reason", c.reason},
-          {"median_ms", c.stats.median_ms},
-          {"min_ms", c.stats.min_ms},
-          {"spread", c.stats.spread},
-          {"samples", c.stats.samples},
-          {"compile_ms", c.compile_ms}};
-}
-
 std::string entries_to_json(const std::vector<StoredEntry>& entries) {
-  json doc;
-  doc["format"] = kJsonFormatName;
-  doc["format_version"] = kJsonFormatVersion;
-  json list = json::array();
-  for (const auto& e : entries) {
-    json candidates = json::array();
-    for (const auto& c : e.candidates) candidates.push_back(candidate_to_json(c));
-    list.push_back({{"device_key", e.device_key},
-                    {"arch", e.arch},
-                    {"m", e.M},
-                    {"n", e.N},
-                    {"k", e.K},
-                    {"problem_class", e.problem_class},
-                    {"precision", to_string(e.precision)},
-                    {"winner", e.winner},
-                    {"median_ms", e.median_ms},
-                    {"tflops", e.tflops},
-                    {"margin", e.margin},
-                    {"tuned_at", e.tuned_at},
-                    {"tilemm_version", e.tilemm_version},
-                    {"template_hash", e.versions.template_hash},
-                    {"nvrtc_version", e.versions.nvrtc_version},
-                    {"driver_version", e.versions.driver_version},
-                    {"source", e.source},
-                    {"candidates", candidates}});
-  }
-  doc["entries"] = list;
-  return doc.dump(2) + "\n";
+  std::ostringstream out;
+  JsonEntriesWriter writer(out);
+  for (const auto& e : entries) writer.add(e);
+  writer.finish();
+  return out.str();
 }
 
 namespace {
@@ -76,177 +43,7 @@ std::string plain_json_error(const json::exception& e) {
   return "not valid JSON at line " + m[1].str() + ", column " + m[2].str() + ": " + reason;
 }
 
-// Walks a json value, naming every field by its path in errors.
-class Reader {
- public:
-  Reader(const json& value, std::string path) : value_(value), path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
-    throw InvalidArgument(join(field), why);
-  }
-
-  const json& field(const std::string& name) const {
-    if (!value_.is_object()) throw InvalidArgument(path_.empty() ? "document" : path_, "must be a JSON object");
-    const auto it = value_.find(name);
-    if (it == value_.end()) fail(name, "is missing");
-    return *it;
-  }
-
-  std::string text(const std::string& name, const std::regex& pattern, const char* expected) const {
-    std::string s = string(name, expected);
-    if (!std::regex_match(s, pattern)) fail(name, std::string("must be ") + expected + ", got \"" + s.substr(0, 80) + "\"");
-    return s;
-  }
-
-  // Any text of at most `max_size` characters (a regex such as [\s\S]{0,4096} says the same,
-  // but costs microseconds per match, seconds over a large import).
-  std::string text(const std::string& name, std::size_t max_size, const char* expected) const {
-    std::string s = string(name, expected);
-    if (s.size() > max_size) fail(name, std::string("must be ") + expected + ", got \"" + s.substr(0, 80) + "\"");
-    return s;
-  }
-
-  std::string string(const std::string& name, const char* expected) const {
-    const json& v = field(name);
-    if (!v.is_string()) fail(name, std::string("must be a string (") + expected + ")");
-    return v.get<std::string>();
-  }
-
-  std::int64_t integer(const std::string& name, std::int64_t lo, std::int64_t hi) const {
-    const json& v = field(name);
-    if (!v.is_number_integer()) fail(name, "must be an integer");
-    const auto x = v.get<std::int64_t>();
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
-      fail(name, "must be at most " + std::to_string(hi));
-    if (x < lo || x > hi)
-      fail(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
-    return x;
-  }
-
-  double number(const std::string& name, double lo, bool lo_inclusive, double hi = std::numeric_limits<double>::max()) const {
-    const json& v = field(name);
-    if (!v.is_number()) fail(name, "must be a number");
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || (lo_inclusive ? x < lo : x <= lo) || x > hi)
-      fail(name, std::string("must be a finite number ") + (lo_inclusive ? ">= " : "> ") + std::to_string(lo));
-    return x;
-  }
-
-  bool has(const std::string& name) const { return value_.is_object() && value_.contains(name); }
-
-  const json& array(const std::string& name) const {
-    const json& v = field(name);
-    if (!v.is_array()) fail(name, "must be an array");
-    return v;
-  }
-
-  std::string join(const std::string& field) const { return path_.empty() ? field : path_ + "." + field; }
-  const std::string& path() const { return path_; }
-  const json& value() const { return value_; }
-
- private:
-  const json& value_;
-  std::string path_;
-};
-
-constexpr std::size_t kMaxText = 4096;
-
-// A name the running build can serve for an entry of M rows, by the check its caller injected.
-void check_name(const Reader& r, const std::string& field, const std::string& name,
-                std::int64_t M, const NameCheck& names) {
-  if (const std::string why = names(name, M); !why.empty()) r.fail(field, why);
-}
-
-// [a-z][a-z0-9_]{0,127}, checked by hand: std::regex took a sixth of the time of reading the
-// preloaded results, which every process does on its first preloaded lookup.
-bool is_variant_spelling(const std::string& s) {
-  if (s.empty() || s.size() > 128 || s[0] < 'a' || s[0] > 'z') return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
-  });
-}
-
-CandidateResult read_candidate(const Reader& r, std::int64_t M, const NameCheck& names) {
-  CandidateResult c;
-  c.variant = r.text("variant", kMaxText, "a variant name");
-  if (!is_variant_spelling(c.variant))
-    r.fail("variant", "must be a variant name, got \"" + c.variant.substr(0, 80) + "\"");
-  check_name(r, "variant", c.variant, M, names);
-  const std::string status = r.text("status", kMaxText, "a status");
-  try {
-    c.status = candidate_status_from_string(status);
-  } catch (const InvalidArgument&) {
-    r.fail("status", "must be one of ok, wrong_result, compile_error, launch_error, cannot_run, pruned; got \"" + status + "\"");
-  }
-  c.reason = r.text("reason", kMaxText, "text of at most 4096 characters");
-  const bool ok = c.status == CandidateStatus::ok;
-  c.stats.median_ms = r.number("median_ms", 0.0, !ok);
-  c.stats.min_ms = r.number("min_ms", 0.0, !ok);
-  if (ok && c.stats.min_ms > c.stats.median_ms) r.fail("min_ms", "must not exceed median_ms");
-  c.stats.spread = r.number("spread", 0.0, true);
-  c.stats.samples = static_cast<int>(r.integer("samples", ok ? 1 : 0, 1000000));
-  c.compile_ms = r.number("compile_ms", 0.0, true);
-  return c;
-}
-
-StoredEntry read_entry(const Reader& r, const NameCheck& names) {
-  // Never destroyed: a background tuning may read the preloaded results while the process exits.
-  static const auto& key_pattern = *new std::regex(R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)");
-  static const auto& arch_pattern = *new std::regex(R"(sm_[0-9]{2,3})");
-  static const auto& class_pattern = *new std::regex(R"(a[124]-(dense|strided))");
-  static const auto& time_pattern = *new std::regex(R"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)");
-  static const auto& version_pattern = *new std::regex(R"([0-9A-Za-z.+-]{1,64})");
-  static const auto& hash_pattern = *new std::regex(R"([0-9a-f]{16})");
-  static const auto& source_pattern = *new std::regex(R"(tuned|imported|preloaded)");
-  constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
-
-  StoredEntry e;
-  e.device_key = r.text("device_key", key_pattern, "a device key \"name|sm_XY|<SMs>sm|<memory>MiB\"");
-  e.arch = r.text("arch", arch_pattern, "an architecture such as \"sm_90\"");
-  if (e.device_key.find("|" + e.arch + "|") == std::string::npos)
-    r.fail("arch", "must be the architecture named in device_key");
-  e.M = r.integer("m", 1, kMaxDim);
-  e.N = r.integer("n", 1, kMaxDim);
-  e.K = r.integer("k", 1, kMaxDim);
-  e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
-  // Required by version 2, absent from version 1: which of the two the document is may only be
-  // known at its end (DocumentReader::finish checks that the entries agree with it).
-  if (r.has("precision")) {
-    const std::string precision = r.text("precision", kMaxText, "one of highest, high, medium");
-    const auto parsed = parse_precision(precision);
-    if (!parsed)
-      r.fail("precision", "must be one of highest, high, medium; got \"" + precision.substr(0, 80) + "\"");
-    e.precision = *parsed;
-  }
-  e.winner = r.text("winner", kMaxText, "a variant name");
-  check_name(r, "winner", e.winner, e.M, names);
-  e.median_ms = r.number("median_ms", 0.0, false);
-  e.tflops = r.number("tflops", 0.0, true, 1e6);
-  e.margin = r.number("margin", 0.0, true);
-  e.tuned_at = r.text("tuned_at", time_pattern, "an ISO-8601 UTC time \"YYYY-MM-DDThh:mm:ssZ\"");
-  e.tilemm_version = r.text("tilemm_version", version_pattern, "a version string");
-  e.versions.template_hash = r.text("template_hash", hash_pattern, "16 lowercase hex digits");
-  e.versions.nvrtc_version = static_cast<int>(r.integer("nvrtc_version", 1, 1000000));
-  e.versions.driver_version = static_cast<int>(r.integer("driver_version", 1, 1000000));
-  e.source = r.text("source", source_pattern, "one of tuned, imported, preloaded");
-  // Optional: an entry written by hand or by another tool may name just its winner.
-  static const auto& no_candidates = *new json(json::array());  // never destroyed, like the patterns
-  const json& candidates = r.has("candidates") ? r.array("candidates") : no_candidates;
-  std::set<std::string> seen;
-  bool winner_listed = false;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const Reader cr(candidates[i], r.join("candidates[" + std::to_string(i) + "]"));
-    CandidateResult c = read_candidate(cr, e.M, names);
-    if (!seen.insert(c.variant).second) cr.fail("variant", "appears twice in this entry");
-    if (c.variant == e.winner) {
-      winner_listed = true;
-      if (c.status != CandidateStatus::ok) cr.fail("status", "the winner's candidate must be ok");
-    }
-    e.candidates.push_back(std::move(c));
-  }
-  if (!candidates.empty() && !winner_listed) r.fail("winner", "is not among the entry's candidates");
-  return e;
-}
+using Reader = JsonFieldReader;
 
 // A JSON value built from SAX events: one entry, or one member of the document other than
 // "entries", so that memory holds one of them at a time however long the file is.

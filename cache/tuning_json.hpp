@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "json_entry.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm::cache {
@@ -19,16 +20,8 @@ constexpr const char* kJsonFormatName = "tilemm-tuning";
 // its entries as precision highest.
 constexpr int kJsonFormatVersion = 2;
 
-// Whether `name`, stored as the winner or a candidate of an entry of M rows, is one the running
-// build can serve: empty when it is, else why not ("is not a variant this build knows: ...").
-// The cache does not know the kernels' vocabulary (variants, plans); the layer that does passes
-// this check in, and every document read through it names only what the build can run.
-using NameCheck = std::function<std::string(const std::string& name, std::int64_t M)>;
-
-// One candidate's fields as the format writes them (also the core of tilemm-tune --json).
-nlohmann::json candidate_to_json(const CandidateResult& c);
-
-// The JSON document of `entries` (pretty-printed, stable key order).
+// The JSON document of `entries` (pretty-printed, stable key order), as JsonEntriesWriter
+// (json_entry.hpp) writes it.
 std::string entries_to_json(const std::vector<StoredEntry>& entries);
 
 // Reads and validates a document from `in` one entry at a time, calling `each` with every valid

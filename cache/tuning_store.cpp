@@ -245,14 +245,22 @@ std::optional<StoredEntry> TuningStore::find(const std::string& device_key, std:
 }
 
 std::vector<StoredEntry> TuningStore::list(const std::string& device_key) const {
+  std::vector<StoredEntry> out;
+  for_each(device_key, [&](StoredEntry&& e) { out.push_back(std::move(e)); });
+  return out;
+}
+
+void TuningStore::for_each(const std::string& device_key,
+                           const std::function<void(StoredEntry&&)>& each) const {
   Statement s(db_, std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE ?1 = '' OR device_key = ?1 "
                        "ORDER BY device_key, problem_class, precision, m, n, k");
   s.bind(1, device_key);
-  std::vector<StoredEntry> out;
-  while (s.step()) out.push_back(read_entry(s));
-  for (auto& e : out) read_candidates(db_, e);
-  return out;
+  while (s.step()) {
+    StoredEntry e = read_entry(s);
+    read_candidates(db_, e);
+    each(std::move(e));
+  }
 }
 
 TuningStore::Writer::Writer(TuningStore& store)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ class TuningStore {
   }
   // Every entry (of one device model when device_key is not empty), with candidates.
   std::vector<StoredEntry> list(const std::string& device_key = "") const;
+  // The same entries in the same order, one at a time (an export holds one in memory).
+  void for_each(const std::string& device_key,
+                const std::function<void(StoredEntry&&)>& each) const;
   // Inserts or replaces the entry and all its candidates, atomically.
   void put(const StoredEntry& entry);
   // Inserts or replaces several entries in one transaction: all or nothing.

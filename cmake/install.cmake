@@ -108,8 +108,8 @@ endforeach()
 tilemm_pc_cuda_path("${CUDAToolkit_LIBRARY_DIR}" TILEMM_PC_CUDA_LIBDIR)
 # What every user links: the static CUDA runtime, as with tilemm::tilemm. Never libcuda.
 set(TILEMM_PC_CUDART "-L${TILEMM_PC_CUDA_LIBDIR} -lcudart_static -ldl -lrt -pthread")
-# What libtilemm.a needs besides: NVRTC, SQLite and the C++ runtime (for C programs).
-set(TILEMM_PC_STATIC_DEPS "-lnvrtc -lsqlite3 -lstdc++ -lm")
+# What libtilemm.a needs besides: NVRTC, SQLite, hiredis and the C++ runtime (for C programs).
+set(TILEMM_PC_STATIC_DEPS "-lnvrtc -lsqlite3 -lhiredis -lstdc++ -lm")
 
 set(TILEMM_PC_NAME tilemm)
 set(TILEMM_PC_DESCRIPTION "Autotuned SGEMM for the GPU it runs on (shared library)")

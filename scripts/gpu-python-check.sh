@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine, which has Python, torch, CuPy, JAX, nanobind and
 # scikit-build-core but no package registry: unpacks the Debian packages the library's build needs
-# (downloaded here with `apt-get download libsqlite3-dev libsqlite3-0 nlohmann-json3-dev` into
-# DEBS_DIR and carried), builds and installs tilemm with pip, runs pytest and a benchmark.
+# (downloaded here with `apt-get download libsqlite3-dev libsqlite3-0 nlohmann-json3-dev
+# libhiredis-dev` into DEBS_DIR and carried), builds and installs tilemm with pip, runs pytest
+# and a benchmark.
 #   scripts/gpu-python-check.sh DEBS_DIR [python -m tilemm.bench arguments...]
 # Logs (build.log, pytest.log, bench.log) go to $OUT (or /tmp/tilemm-python-check); the pytest
 # summary and the benchmark table are printed. Steps have time limits: TIME_BUILD, TIME_TESTS,
@@ -28,6 +29,8 @@ start=$(date +%s)
 timeout "${TIME_BUILD:-300}" python3 -m pip install --no-build-isolation --no-deps -v . \
   -C cmake.define.SQLite3_INCLUDE_DIR="$prefix/usr/include" \
   -C cmake.define.SQLite3_LIBRARY="$lib/libsqlite3.so" \
+  -C cmake.define.TILEMM_HIREDIS_INCLUDE="$prefix/usr/include" \
+  -C cmake.define.TILEMM_HIREDIS="$lib/libhiredis.a" \
   -C cmake.define.nanobind_DIR="$(python3 -m nanobind --cmake_dir)" \
   > "$out/build.log" 2>&1
 rc=$?

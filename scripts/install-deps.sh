@@ -3,7 +3,7 @@
 # with nvcc/NVRTC under /usr/local/cuda). Idempotent; needs root or sudo.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libsqlite3-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-          libcli11-dev libbenchmark-dev python3-dev python3-venv)
+          libcli11-dev libbenchmark-dev python3-dev python3-venv libhiredis-dev redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

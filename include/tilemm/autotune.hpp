@@ -59,6 +59,13 @@ struct Options {
   // stored vendor winner is not served (the shape is tuned or falls back as on a miss). Where
   // cuBLASLt cannot be loaded they are absent either way. Unset: vendor_from_environment().
   bool vendor = vendor_from_environment();
+  // The fleet's shared store of tuning results (docs/fleet.md):
+  // "redis://[user:password@]host:port[/db]", asked after the local cache and before the
+  // preloaded results; what this process tunes is published there, and one process of the fleet
+  // tunes a shape while the others wait for its result. Empty: none. Results only: kernels are
+  // never read from it. A bad URL makes the first lookup that needs the store throw
+  // InvalidArgument("remote cache URL"). Unset: remote_cache_from_environment().
+  std::string remote_cache = remote_cache_from_environment();
 
   // TunePolicy::off if TILEMM_TUNE is exactly "off", background if it is exactly "background",
   // else tune_on_miss. The variable is read on the first call in the process and that answer
@@ -80,6 +87,10 @@ struct Options {
   // false if TILEMM_VENDOR is exactly "off", else true. Read once per process, like
   // policy_from_environment().
   static bool vendor_from_environment();
+
+  // TILEMM_REMOTE_CACHE when it is a redis:// URL tilemm can read, else empty (a value that is
+  // not is reported once as a warning). Read once per process, like policy_from_environment().
+  static const std::string& remote_cache_from_environment();
 };
 
 enum class CandidateStatus {
@@ -112,6 +123,7 @@ enum class ResultSource {
   tuned,      // tuned by this call
   cache,      // a fresh entry of the SQLite cache, tuned on this machine
   imported,   // a fresh entry imported from JSON
+  remote,     // a fresh entry of the fleet's Redis store (Options::remote_cache), tuned elsewhere
   preloaded,  // a preloaded result shipped with tilemm
   fallback,   // nothing tuned: nearest tuned shape or the default variant (policy off)
 };

@@ -45,6 +45,11 @@ typedef enum {
  * call it is TILEMM_PRECISION's (highest when unset). INVALID_VALUE for another value. Cheap: no
  * CUDA call. */
 tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision);
+/* Makes the Redis store at url ("redis://[user:password@]host:port[/db]") the fleet's shared store
+ * of tuning results for every later call of the process (Options::remote_cache); NULL or "" for
+ * none. Until the first call it is TILEMM_REMOTE_CACHE's. INVALID_VALUE for a URL tilemm cannot
+ * read (the message never shows the password). Cheap: nothing is connected until a call misses. */
+tilemmStatus_t tilemmSetRemoteCache(const char* url);
 /* Writes the precision later calls use to *precision (INVALID_VALUE when it is NULL). */
 tilemmStatus_t tilemmGetPrecision(tilemmPrecision_t* precision);
 

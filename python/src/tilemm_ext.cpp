@@ -121,7 +121,7 @@ NB_MODULE(_ext, m) {
       .def_ro("tflops", &AutotuneResult::tflops, "The winner's TFLOP/s.")
       .def_ro("margin", &AutotuneResult::margin, "Runner-up median / winner median - 1.")
       .def_prop_ro("source", [](const AutotuneResult& r) { return std::string(to_string(r.source)); },
-                   "tuned, cache, imported, preloaded or fallback.")
+                   "tuned, cache, imported, remote, preloaded or fallback.")
       .def_ro("candidates", &AutotuneResult::candidates, "Every candidate, fastest first.")
       .def_ro("device_key", &AutotuneResult::device_key, "The device model the result is for.")
       .def_ro("problem_class", &AutotuneResult::problem_class, "e.g. 'a4-dense'.")

@@ -71,11 +71,11 @@ def autotune(m: int, n: int, k: int, *, precision: Optional[str] = None, force: 
              device: Optional[int] = None) -> AutotuneResult:
     """The tuning result for an m x n x k problem (row-major, dense) on a CUDA device.
 
-    Looks in the SQLite cache, then the results shipped with tilemm; tunes on a miss or with
-    force=True (seconds: compiles candidates with NVRTC, verifies and times each, synchronizes
-    the device). device: a CUDA ordinal, None for the current device. The result has winner,
-    median_ms, tflops, margin, source ('tuned', 'cache', 'imported', 'preloaded', 'fallback')
-    and candidates (each with name, median_ms, status, reason).
+    Looks in the SQLite cache, then the fleet's store (TILEMM_REMOTE_CACHE), then the results
+    shipped with tilemm; tunes on a miss or with force=True (seconds: compiles candidates with
+    NVRTC, verifies and times each, synchronizes the device). device: a CUDA ordinal, None for the current device. The result has winner,
+    median_ms, tflops, margin, source ('tuned', 'cache', 'imported', 'remote', 'preloaded',
+    'fallback') and candidates (each with name, median_ms, status, reason).
     Raises InvalidArgument for dimensions < 1, Error without a device.
     """
     return _ext.autotune(m, n, k, _precision.code(precision), force, -1 if device is None else device)

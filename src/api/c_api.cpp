@@ -3,9 +3,12 @@
 
 #include <atomic>
 #include <cstring>
-#include <type_traits>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 
+#include "redis_url.hpp"
 #include "tilemm/blas.hpp"
 #include "tilemm/error.hpp"
 
@@ -93,13 +96,20 @@ tilemmPrecision_t c_precision(tilemm::Precision p) {
 // -1: not set (TILEMM_VENDOR's answer), else 0 or 1 (tilemmSetVendorCandidates).
 std::atomic<int> process_vendor{-1};
 
-// The options of every C call: the defaults, at the process's precision and vendor choice.
+// tilemmSetRemoteCache's URL once it was called ("" for none); until then the environment's.
+std::mutex remote_mutex;
+std::optional<std::string> process_remote;
+
+// The options of every C call: the defaults, at the process's precision, vendor choice and fleet
+// store.
 tilemm::Options call_options() {
   tilemm::Options options;
   if (const int set = process_precision.load(std::memory_order_relaxed); set >= 0)
     options.precision = precision_of(set);
   if (const int set = process_vendor.load(std::memory_order_relaxed); set >= 0)
     options.vendor = set == 1;
+  std::lock_guard<std::mutex> lock(remote_mutex);
+  if (process_remote) options.remote_cache = *process_remote;
   return options;
 }
 
@@ -112,6 +122,15 @@ tilemmStatus_t tilemmSetPrecision(tilemmPrecision_t precision) {
     const long long v = raw_value(precision);
     precision_of(v);  // refuses what is not a precision
     process_precision.store(static_cast<int>(v), std::memory_order_relaxed);
+  });
+}
+
+tilemmStatus_t tilemmSetRemoteCache(const char* url) {
+  return guarded([&] {
+    const std::string text = url != nullptr ? url : "";
+    if (!text.empty()) tilemm::detail::parse_redis_url(text);  // refuses what it cannot use
+    std::lock_guard<std::mutex> lock(remote_mutex);
+    process_remote = text;
   });
 }
 

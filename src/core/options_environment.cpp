@@ -1,11 +1,14 @@
 // The defaults of tilemm::Options read from the environment (TILEMM_TUNE, TILEMM_TUNE_BUDGET_MS,
-// TILEMM_PRECISION). They live in the lowest layer because every layer default-constructs Options.
+// TILEMM_PRECISION, TILEMM_VENDOR, TILEMM_REMOTE_CACHE). They live in the lowest layer because
+// every layer default-constructs Options.
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "log.hpp"
+#include "redis_url.hpp"
 #include "tilemm/autotune.hpp"
+#include "tilemm/error.hpp"
 
 namespace tilemm {
 
@@ -56,6 +59,21 @@ bool Options::vendor_from_environment() {
     return value == nullptr || std::string(value) != "off";
   }();
   return vendor;
+}
+
+const std::string& Options::remote_cache_from_environment() {
+  static const std::string url = [] {
+    const char* value = std::getenv("TILEMM_REMOTE_CACHE");
+    if (value == nullptr || *value == '\0') return std::string();
+    try {
+      detail::parse_redis_url(value);
+    } catch (const InvalidArgument& e) {
+      detail::log(detail::LogLevel::warn, std::string("TILEMM_REMOTE_CACHE is ignored: ") + e.what());
+      return std::string();
+    }
+    return std::string(value);
+  }();
+  return url;
 }
 
 }  // namespace tilemm

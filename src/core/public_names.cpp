@@ -54,6 +54,7 @@ const char* to_string(ResultSource s) {
     case ResultSource::tuned: return "tuned";
     case ResultSource::cache: return "cache";
     case ResultSource::imported: return "imported";
+    case ResultSource::remote: return "remote";
     case ResultSource::preloaded: return "preloaded";
     case ResultSource::fallback: return "fallback";
   }

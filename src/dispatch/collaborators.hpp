@@ -1,6 +1,7 @@
-// What the dispatcher reaches below it, as interfaces: the SQLite store, the kernels of this
-// process and NVRTC, and the tuner. src/dispatch/real_collaborators.cpp wires the real ones,
-// tests/test_dispatcher.cpp fakes, so that the dispatch logic is tested on the CPU.
+// What the dispatcher reaches below it, as interfaces: the SQLite store, the fleet's store
+// (remote_store.hpp), the kernels of this process and NVRTC, and the tuner.
+// src/dispatch/real_collaborators.cpp wires the real ones, tests/test_dispatcher.cpp fakes, so
+// that the dispatch logic is tested on the CPU.
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
+#include "remote_store.hpp"
 #include "row_split_candidates.hpp"
 #include "tilemm/autotune.hpp"
 #include "tune_hooks.hpp"
@@ -86,6 +88,9 @@ struct LeaseTimes {
   double lease_seconds = 300.0;  // a process that died while tuning blocks a key this long at most
   double max_wait_seconds = 600.0;  // then a waiter gives up and tunes itself
   std::chrono::milliseconds poll{100};
+  // The fleet's lease (RemoteStore) is renewed every third of this while its owner tunes, so a
+  // node that died while tuning holds a shape this long at most.
+  double remote_lease_seconds = 30.0;
 };
 
 struct Collaborators {
@@ -101,6 +106,9 @@ struct Collaborators {
   // parts): well under a millisecond, so that the first gemm() of a preloaded shape is as cheap
   // as one the SQLite cache serves.
   std::function<const std::vector<cache::StoredEntry>&()> preloaded_headers;
+  // The fleet's store of Options::remote_cache (a URL), opened on the first lookup that names
+  // it (fleet_results.hpp). Empty: no fleet store.
+  RemoteOpener open_remote;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
   LeaseTimes lease;
   // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device and

@@ -34,8 +34,10 @@ Dispatcher::Dispatcher(Collaborators parts)
     : parts_(checked(std::move(parts))),
       store_(*parts_.store),
       results_(store_, parts_.preloaded, parts_.preloaded_headers),
+      fleet_(store_, parts_.open_remote),
       binaries_(store_, *parts_.loader),
-      coordinator_(store_, results_, binaries_, *parts_.tuner, parts_.lease_owner, parts_.lease) {
+      coordinator_(store_, results_, fleet_, binaries_, *parts_.tuner, parts_.lease_owner,
+                   parts_.lease) {
   background_ = std::make_unique<BackgroundTuning>(
       [this](const BackgroundJob& job) { return tune_in_background(job); },
       parts_.lease_owner + " background", parts_.enter_device, parts_.drain_device);
@@ -176,6 +178,14 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +
                               entry->source + "): " + entry->winner);
       found.result = to_result(*entry, problem, source_of(entry->source));
+      return found;
+    }
+    case Source::remote: {
+      const auto entry = fleet_.usable_entry(device, problem, options);
+      if (!entry) return std::nullopt;
+      log(LogLevel::info, "shape " + describe(problem) + " served from the fleet's store: " +
+                              entry->winner);
+      found.result = to_result(*entry, problem, ResultSource::remote);
       return found;
     }
     case Source::preloaded: {

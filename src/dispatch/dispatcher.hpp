@@ -1,6 +1,6 @@
 // The dispatcher: per process, what runs each shape (the memo, behind per-shape locks), found by
 // walking the resolution order (resolution.hpp) over its parts: the stored results
-// (stored_results.hpp), a tuning under the cross-process lease (tuning_coordinator.hpp) or the
+// (stored_results.hpp), the fleet's store (fleet_results.hpp), a tuning under the cross-process lease (tuning_coordinator.hpp) or the
 // fallback (fallback_policy.hpp); winners are made ready by the binary cache (binary_cache.hpp).
 // What they reach below are interfaces (collaborators.hpp), so that the logic is tested on the
 // CPU with fakes (tests/test_dispatcher.cpp); src/api wires the real ones (real_collaborators.hpp).
@@ -18,6 +18,7 @@
 #include "binary_cache.hpp"
 #include "collaborators.hpp"
 #include "decision.hpp"
+#include "fleet_results.hpp"
 #include "guarded_store.hpp"
 #include "resolution.hpp"
 #include "shape_key.hpp"
@@ -49,7 +50,7 @@ class Dispatcher {
   Decision resolve(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
                    const Options& options);
 
-  // What autotune() returns: from the cache, the preloaded results, a tuning or the fallback.
+  // What autotune() returns: from the cache, the fleet's store, the preloaded results, a tuning or the fallback.
   // The winner (and a plan's parts) is made ready for gemm() and remembered whatever the source.
   AutotuneResult autotune(const DeviceInfo& device, const Problem& problem, const Options& options);
 
@@ -85,6 +86,7 @@ class Dispatcher {
   Collaborators parts_;
   GuardedStore store_;
   StoredResults results_;
+  FleetResults fleet_;
   BinaryCache binaries_;
   TuningCoordinator coordinator_;
   std::shared_mutex memo_mutex_;

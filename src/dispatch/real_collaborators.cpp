@@ -13,6 +13,7 @@
 #include "log.hpp"
 #include "nvrtc_compiler.hpp"
 #include "preloaded.hpp"
+#include "redis_remote_store.hpp"
 #include "row_split.hpp"
 #include "store_open.hpp"
 
@@ -147,6 +148,11 @@ Collaborators real_collaborators(std::function<std::string()> cache_path) {
   };
   parts.preloaded_headers = []() -> const std::vector<cache::StoredEntry>& {
     return cache::preloaded_headers(detail::why_not_a_known_name);
+  };
+  parts.open_remote = [](const std::string& url) {
+    RemoteTimes times;
+    times.timeout = remote_timeout_from_environment();
+    return open_redis_store(url, times);
   };
   parts.lease_owner = cache::process_lease_owner();
   parts.enter_device = [](int ordinal) {

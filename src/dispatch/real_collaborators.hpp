@@ -1,5 +1,6 @@
 // The dispatcher's collaborators in a real process: the SQLite cache (opened on first use, never
-// fatal), this process's kernel library and NVRTC, and the tuner on the GPU.
+// fatal), the fleet's Redis store of a call's Options::remote_cache, this process's kernel
+// library and NVRTC, and the tuner on the GPU.
 #pragma once
 
 #include <functional>

@@ -1,10 +1,12 @@
 #include "tuning_coordinator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
 
 #include "candidate_provider.hpp"
+#include "lease_group.hpp"
 #include "log.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
@@ -31,44 +33,77 @@ std::optional<std::string> TuningCoordinator::known_winner(const DeviceInfo& dev
   return winner;
 }
 
+std::string tuning_lease_key(const DeviceInfo& device, const Problem& problem) {
+  return device.model_key() + "|" + describe(problem);
+}
+
+std::optional<AutotuneResult> TuningCoordinator::published_result(const DeviceInfo& device,
+                                                                  const Problem& problem,
+                                                                  const Options& options) {
+  if (auto entry = results_.usable_entry(device, problem))
+    return to_result(*entry, problem, source_of(entry->source));
+  if (auto entry = fleet_.usable_entry(device, problem, options)) {
+    log(LogLevel::info, "shape " + describe(problem) + " served from the fleet's store: " +
+                            entry->winner);
+    return to_result(*entry, problem, ResultSource::remote);
+  }
+  return std::nullopt;
+}
+
+// The local store's lease (the processes of this machine) and, with a fleet store, the fleet's
+// (the machines sharing it), taken together and renewed while tuning.
 AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Problem& problem,
-                                     const Options& options) {
+                                            const Options& options) {
   const LeaseTimes& times = lease_;
-  const std::string key = device.model_key() + "|" + describe(problem);
+  const std::string key = tuning_lease_key(device, problem);
   const detail::TuneHooks* hooks = detail::current_tune_hooks();
   const std::string owner =
       hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : lease_owner_;
+  std::vector<LeaseHolder> holders;
+  holders.push_back(LeaseHolder{
+      [this, &key, &owner, &times] {
+        return store_.with("cache lease unavailable, tuning without one", true,
+                           [&](ResultStore& store) {
+                             return store.try_acquire_lease(key, owner, times.lease_seconds);
+                           });
+      },
+      [this, &key, &owner, &times] {
+        store_.with("", false, [&](ResultStore& store) {
+          return store.try_acquire_lease(key, owner, times.lease_seconds);
+        });
+      },
+      [this, &key, &owner] {
+        store_.with("", false, [&](ResultStore& store) {  // else it expires on its own
+          store.release_lease(key, owner);
+          return true;
+        });
+      }});
+  double renew_seconds = times.lease_seconds / 3;
+  if (RemoteStore* remote = fleet_.remote_for(options.remote_cache)) {
+    holders.push_back(LeaseHolder{
+        [remote, &key, &owner, &times] {
+          return remote->try_acquire_lease(key, owner, times.remote_lease_seconds);
+        },
+        [remote, &key, &owner, &times] {
+          remote->renew_lease(key, owner, times.remote_lease_seconds);
+        },
+        [remote, &key, &owner] { remote->release_lease(key, owner); }});
+    renew_seconds = std::min(renew_seconds, times.remote_lease_seconds / 3);
+  }
+  const auto renew_every = std::chrono::milliseconds(
+      std::max<long long>(10, static_cast<long long>(renew_seconds * 1000)));
   const auto start = std::chrono::steady_clock::now();
   bool announced = false;
   while (true) {
-    const bool mine = store_.with("cache lease unavailable, tuning without one", true,
-                                 [&](ResultStore& store) {
-                                   return store.try_acquire_lease(key, owner, times.lease_seconds);
-                                 });
-    if (mine) {
-      struct Release {
-        GuardedStore& guarded;
-        const std::string& key;
-        const std::string& owner;
-        ~Release() {
-          guarded.with("", false, [&](ResultStore& store) {  // else it expires on its own
-            store.release_lease(key, owner);
-            return true;
-          });
-        }
-      } release{store_, key, owner};
-      // The lease may be free because another process just finished tuning this key and stored
+    if (const auto held = HeldLeases::try_take(holders, renew_every)) {
+      // The leases may be free because another process just finished tuning this key and stored
       // its result after our miss: serve that result rather than tune the key twice.
-      if (!options.force) {
-        if (auto entry = results_.usable_entry(device, problem))
-          return to_result(*entry, problem, source_of(entry->source));
-      }
+      if (!options.force)
+        if (auto published = published_result(device, problem, options)) return *published;
       return tune_and_store(device, problem, options);
     }
-    if (!options.force) {
-      if (auto entry = results_.usable_entry(device, problem))
-        return to_result(*entry, problem, source_of(entry->source));
-    }
+    if (!options.force)
+      if (auto published = published_result(device, problem, options)) return *published;
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > times.max_wait_seconds) {
@@ -133,6 +168,7 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
     store.put_all(entries);
     return true;
   });
+  fleet_.publish(options, entries);  // results only: the CUBINs stay on this machine
   for (const auto& part : tuning.parts) {
     // A part is never a plan; a provider's winner has no CUBIN.
     if (!detail::provider_of(part.outcome.winner)) binaries_.save(device, part.outcome.winner_binary);

@@ -1,7 +1,8 @@
-// Tunes a shape once across the processes sharing a store: takes the store's lease (waiting for
-// another process's result while it holds it), builds the tuning request (the known winners of
+// Tunes a shape once across the processes sharing a store and the machines sharing a fleet's
+// store: takes the local store's lease and the fleet's (lease_group.hpp; waiting for another
+// process's result while either is held elsewhere), builds the tuning request (the known winners of
 // a plan's parts, the highest results below highest, the measured history a budgeted search
-// ranks by), and stores what the tuning found.
+// ranks by), and stores what the tuning found locally and publishes it to the fleet.
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "binary_cache.hpp"
 #include "collaborators.hpp"
+#include "fleet_results.hpp"
 #include "guarded_store.hpp"
 #include "stored_results.hpp"
 #include "tilemm/autotune.hpp"
@@ -21,24 +23,32 @@ namespace tilemm::dispatch {
 
 class TuningCoordinator {
  public:
-  TuningCoordinator(GuardedStore& store, StoredResults& results, BinaryCache& binaries,
-                    ShapeTuner& tuner, std::string lease_owner, LeaseTimes lease)
+  TuningCoordinator(GuardedStore& store, StoredResults& results, FleetResults& fleet,
+                    BinaryCache& binaries, ShapeTuner& tuner, std::string lease_owner,
+                    LeaseTimes lease)
       : store_(store),
         results_(results),
+        fleet_(fleet),
         binaries_(binaries),
         tuner_(tuner),
         lease_owner_(std::move(lease_owner)),
         lease_(lease) {}
 
-  // The shape's result: tuned here under the lease, or another process's that it stored while
-  // this one waited. A lease expires, so a process that died while tuning blocks the key for at
-  // most lease_seconds; a waiter gives up after max_wait_seconds and tunes itself.
+  // The shape's result: tuned here under the leases, or another process's or node's that it
+  // stored or published while this one waited. A lease expires, so a process that died while
+  // tuning blocks the key for at most lease_seconds (remote_lease_seconds in the fleet: the
+  // fleet's lease is renewed while its owner tunes); a waiter gives up after max_wait_seconds
+  // and tunes itself.
   AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem, const Options& options);
 
   // Tunings run in this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
 
  private:
+  // What another process or node stored for `problem` while this one waited: the local cache's
+  // result, else the fleet's.
+  std::optional<AutotuneResult> published_result(const DeviceInfo& device, const Problem& problem,
+                                                 const Options& options);
   AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem,
                                 const Options& options);
   // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
@@ -49,10 +59,15 @@ class TuningCoordinator {
 
   GuardedStore& store_;
   StoredResults& results_;
+  FleetResults& fleet_;
   BinaryCache& binaries_;
   ShapeTuner& tuner_;
   std::string lease_owner_;
   LeaseTimes lease_;
 };
+
+// The key of the tuning lease of `problem` on `device` (the same in the local cache and the
+// fleet's store): "<device model key>|<describe(problem)>".
+std::string tuning_lease_key(const DeviceInfo& device, const Problem& problem);
 
 }  // namespace tilemm::dispatch

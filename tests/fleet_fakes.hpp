@@ -1,0 +1,160 @@
+// Fakes for the fleet tests: a machine's local cache (in memory, one per "process"), a kernel
+// loader, a tuner that takes a while and counts its tunings, and the fleet's store in memory,
+// shared by the dispatchers that stand for the fleet's processes. tests/test_dispatcher.cpp has
+// the full fakes of the local cache; these are what the fleet's paths need.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "dispatcher.hpp"
+#include "provenance.hpp"
+#include "synthetic_device.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::testing {
+
+inline DeviceInfo fleet_device() {
+  DeviceInfo d = synthetic_h200();
+  d.nvrtc_version = 13000;
+  d.driver_version = 13000;
+  return d;
+}
+
+class MemoryStore : public dispatch::ResultStore {
+ public:
+  std::map<std::string, cache::StoredEntry> entries;
+  std::map<std::string, std::string> leases;
+  int puts = 0;
+
+  static std::string key(std::int64_t M, std::int64_t N, std::int64_t K, const std::string& c,
+                         Precision p) {
+    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + c +
+           to_string(p);
+  }
+  std::optional<cache::StoredEntry> find(const std::string&, const Problem& p,
+                                         const std::string& c, bool) override {
+    const auto it = entries.find(key(p.M, p.N, p.K, c, p.precision));
+    if (it == entries.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<cache::StoredEntry> list(const std::string&) override {
+    std::vector<cache::StoredEntry> all;
+    for (const auto& [k, e] : entries) all.push_back(e);
+    return all;
+  }
+  void put_all(const std::vector<cache::StoredEntry>& all) override {
+    ++puts;
+    for (const auto& e : all) entries[key(e.M, e.N, e.K, e.problem_class, e.precision)] = e;
+  }
+  bool loads_stored_code() override { return true; }
+  std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
+                                              const std::string&) override {
+    return std::nullopt;
+  }
+  void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
+  bool try_acquire_lease(const std::string& k, const std::string& owner, double) override {
+    auto [it, added] = leases.emplace(k, owner);
+    return added || it->second == owner;
+  }
+  void release_lease(const std::string& k, const std::string& owner) override {
+    if (leases.count(k) && leases[k] == owner) leases.erase(k);
+  }
+};
+
+class NullLoader : public dispatch::KernelLoader {
+ public:
+  std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded;
+  const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
+    const auto it = loaded.find(variant_name(v));
+    return it == loaded.end() ? nullptr : it->second.get();
+  }
+  const detail::LoadedKernel& load(const DeviceInfo&, const Variant& v,
+                                   const std::vector<char>&) override {
+    auto& slot = loaded[variant_name(v)];
+    if (!slot) {
+      slot = std::make_unique<detail::LoadedKernel>();
+      slot->variant = v;
+    }
+    return *slot;
+  }
+  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
+    detail::CompiledVariant c;
+    c.name = variant_name(v);
+    c.arch = arch;
+    c.cubin = {'C'};
+    return c;
+  }
+};
+
+// Takes `duration` per tuning and always picks `winner`.
+class SlowTuner : public dispatch::ShapeTuner {
+ public:
+  SlowTuner(std::chrono::milliseconds duration, std::string winner)
+      : duration_(duration), winner_(std::move(winner)) {}
+  std::atomic<int> tunings{0};
+  tuner::ShapeTuning tune(const DeviceInfo&, const Problem&, const dispatch::TuneRequest&) override {
+    ++tunings;
+    std::this_thread::sleep_for(duration_);
+    tuner::ShapeTuning t;
+    t.outcome.winner = winner_;
+    t.outcome.median_ms = 1.0;
+    CandidateResult c;
+    c.variant = winner_;
+    c.stats = {1.0, 1.0, 0.0, 1};
+    t.outcome.candidates = {c};
+    t.outcome.winner_binary.name = winner_;
+    t.outcome.winner_binary.cubin = {'T'};
+    return t;
+  }
+
+ private:
+  std::chrono::milliseconds duration_;
+  std::string winner_;
+};
+
+inline const std::vector<cache::StoredEntry>& no_preloaded() {
+  static const std::vector<cache::StoredEntry> none;
+  return none;
+}
+
+// A dispatcher for one "process" of the fleet: its own local cache, `open_remote` for the fleet.
+struct FleetProcess {
+  MemoryStore* local = nullptr;
+  SlowTuner* tuner = nullptr;
+  std::unique_ptr<dispatch::Dispatcher> dispatcher;
+
+  FleetProcess(std::string owner,
+               std::function<std::unique_ptr<dispatch::RemoteStore>(const std::string&)> open_remote,
+               std::chrono::milliseconds tune_time = std::chrono::milliseconds(0),
+               dispatch::LeaseTimes times = {}) {
+    dispatch::Collaborators parts;
+    auto store = std::make_unique<MemoryStore>();
+    auto slow = std::make_unique<SlowTuner>(tune_time, "tiled_t16_p0");
+    local = store.get();
+    tuner = slow.get();
+    parts.store = std::move(store);
+    parts.loader = std::make_unique<NullLoader>();
+    parts.tuner = std::move(slow);
+    parts.preloaded = [] () -> const std::vector<cache::StoredEntry>& { return no_preloaded(); };
+    parts.preloaded_headers = parts.preloaded;
+    parts.open_remote = std::move(open_remote);
+    parts.lease_owner = std::move(owner);
+    parts.lease = times;
+    dispatcher = std::make_unique<dispatch::Dispatcher>(std::move(parts));
+  }
+
+  AutotuneResult autotune(const Problem& p, const std::string& url,
+                          TunePolicy policy = TunePolicy::tune_on_miss) {
+    Options options;
+    options.policy = policy;
+    options.remote_cache = url;
+    return dispatcher->autotune(fleet_device(), p, options);
+  }
+};
+
+}  // namespace tilemm::testing

@@ -1,0 +1,211 @@
+// The fleet's Redis store at the cache layer (cache/redis_store.hpp) against a private
+// redis-server: keys, values validated like an imported JSON entry, leases, listing, and what a
+// failure looks like (a dead server, a wrong password).
+#include <gtest/gtest.h>
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <thread>
+
+#include "redis_connection.hpp"
+#include "redis_server.hpp"
+#include "redis_store.hpp"
+#include "row_split.hpp"
+#include "stored_entry_check.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm::cache {
+namespace {
+
+using testing::RedisServer;
+constexpr const char* kH200 = "NVIDIA H200|sm_90|132sm|143155MiB";
+constexpr std::chrono::milliseconds kTimeout{200};
+
+StoredEntry entry(std::int64_t m, const std::string& winner = "tiled_t32_p0") {
+  StoredEntry e;
+  e.device_key = kH200;
+  e.arch = "sm_90";
+  e.M = m;
+  e.N = 2 * m;
+  e.K = 3;
+  e.problem_class = "a4-dense";
+  e.winner = winner;
+  e.median_ms = 0.5;
+  e.tflops = 1.25;
+  e.margin = 0.125;
+  e.tuned_at = "2026-11-29T10:11:12Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"00112233aabbccdd", 13000, 13000};
+  e.source = "tuned";
+  CandidateResult win;
+  win.variant = winner;
+  win.stats = {0.5, 0.45, 0.01, 31};
+  e.candidates = {win};
+  return e;
+}
+
+std::optional<StoredEntry> find(RedisStore& store, const StoredEntry& e) {
+  return store.find(e.device_key, e.M, e.N, e.K, e.problem_class, e.precision,
+                    detail::why_not_a_known_name);
+}
+
+// Sets a raw value, as anyone who can write to the store could.
+void set_raw(const RedisServer& server, const std::string& key, const std::string& value) {
+  RedisConnection c(parse_redis_url(server.url()), kTimeout);
+  c.command({"SET", key, value});
+}
+
+#define SKIP_WITHOUT_REDIS()                                                  \
+  if (const std::string why = testing::why_no_redis_server(); !why.empty()) { \
+    GTEST_SKIP() << why;                                                      \
+  }
+
+TEST(RedisUrl, ReadsEveryPartAndNeverShowsThePassword) {
+  const RedisUrl u = parse_redis_url("redis://fleet:p%40ss@cache.example-1:6380/3");
+  EXPECT_EQ(u.user, "fleet");
+  EXPECT_EQ(u.password, "p@ss");
+  EXPECT_EQ(u.host, "cache.example-1");
+  EXPECT_EQ(u.port, 6380);
+  EXPECT_EQ(u.db, 3);
+  EXPECT_EQ(u.redacted().find("p@ss"), std::string::npos);
+  EXPECT_EQ(parse_redis_url("redis://h:1").db, 0);
+  EXPECT_EQ(parse_redis_url("redis://:secret@h:1").password, "secret");
+  for (const char* bad : {"http://h:1", "redis://h", "redis://h:0", "redis://h:99999",
+                          "redis://:1", "redis://h:1/x", "redis://a:%zz@h:1", "redis://h h:1"}) {
+    try {
+      parse_redis_url(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "remote cache URL");
+      EXPECT_EQ(std::string(e.what()).find("%zz"), std::string::npos);
+    }
+  }
+}
+
+TEST(RedisStore, OneKeyPerShapeClassPrecisionAndDeviceModel) {
+  StoredEntry high = entry(64);
+  high.precision = Precision::high;
+  EXPECT_NE(RedisStore::result_key(entry(64)), RedisStore::result_key(high));
+  EXPECT_NE(RedisStore::result_key(entry(64)), RedisStore::result_key(entry(65)));
+  EXPECT_EQ(RedisStore::result_key(entry(64)),
+            "tilemm:result:" + std::string(kH200) + "|a4-dense|highest|64x128x3");
+}
+
+TEST(RedisStore, PublishedEntriesComeBackFieldForField) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server;
+  RedisStore store(parse_redis_url(server.url()), kTimeout);
+  EXPECT_FALSE(find(store, entry(64)));
+  store.put_all({entry(64), entry(128, "naive")});
+  const auto back = find(store, entry(64));
+  ASSERT_TRUE(back);
+  testing::expect_same_entry(*back, entry(64), testing::CandidateOrder::same);
+  std::vector<StoredEntry> all;
+  store.for_each(detail::why_not_a_known_name, [&](StoredEntry&& e) { all.push_back(e); },
+                 [](const std::string&, const InvalidArgument&) { FAIL(); });
+  EXPECT_EQ(all.size(), 2u);
+  EXPECT_EQ(store.clear(), 2);
+  EXPECT_FALSE(find(store, entry(64)));
+}
+
+TEST(RedisStore, HostileOrCorruptValuesAreRefusedWithTheImportsOwnValidation) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server;
+  RedisStore store(parse_redis_url(server.url()), kTimeout);
+  const std::string key = RedisStore::result_key(entry(64));
+  std::string nested(200000, '[');
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"not JSON", "{\"winner\": "},
+      {"deeply nested", nested},
+      {"too large", std::string(kMaxEntryTextBytes + 1, ' ')},
+      {"an array", "[1,2,3]"},
+      {"a winner this build does not know",
+       entry_to_json(entry(64, "evil_kernel_v9")).dump()},
+      {"an entry of another shape", entry_to_json(entry(65)).dump()},
+      {"a negative time", [] {
+         auto j = entry_to_json(entry(64));
+         j["median_ms"] = -1.0;
+         return j.dump();
+       }()},
+      {"no precision", [] {
+         auto j = entry_to_json(entry(64));
+         j.erase("precision");
+         return j.dump();
+       }()},
+  };
+  for (const auto& [what, value] : values) {
+    set_raw(server, key, value);
+    EXPECT_THROW(find(store, entry(64)), InvalidArgument) << what;
+  }
+  // A listing leaves the bad value out and goes on with the rest.
+  store.put_all({entry(128)});
+  int refused = 0, listed = 0;
+  store.for_each(detail::why_not_a_known_name, [&](StoredEntry&&) { ++listed; },
+                 [&](const std::string& k, const InvalidArgument&) {
+                   EXPECT_EQ(k, key);
+                   ++refused;
+                 });
+  EXPECT_EQ(listed, 1);
+  EXPECT_EQ(refused, 1);
+}
+
+TEST(RedisStore, ALeaseHasOneOwnerRenewsAndIsReleasedOnlyByIt) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server;
+  RedisStore a(parse_redis_url(server.url()), kTimeout);
+  RedisStore b(parse_redis_url(server.url()), kTimeout);
+  EXPECT_TRUE(a.try_acquire_lease("k", "node-a", 30));
+  EXPECT_TRUE(a.try_acquire_lease("k", "node-a", 30));  // its own: renewed
+  EXPECT_FALSE(b.try_acquire_lease("k", "node-b", 30));
+  b.release_lease("k", "node-b");  // not its lease: nothing happens
+  EXPECT_EQ(a.lease_holder("k"), "node-a");
+  EXPECT_FALSE(b.renew_lease("k", "node-b", 30));
+  a.release_lease("k", "node-a");
+  EXPECT_FALSE(a.lease_holder("k"));
+  // A dead owner's lease expires, and another takes it over.
+  EXPECT_TRUE(a.try_acquire_lease("k", "node-a", 0.2));
+  EXPECT_FALSE(b.try_acquire_lease("k", "node-b", 30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_TRUE(b.try_acquire_lease("k", "node-b", 30));
+  EXPECT_FALSE(a.renew_lease("k", "node-a", 30));
+}
+
+TEST(RedisStore, AWrongPasswordFailsNamingTheCommandNotThePassword) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server({"--requirepass", "right-secret"});
+  RedisStore wrong(parse_redis_url(server.url(":wrong-secret@")), kTimeout);
+  try {
+    find(wrong, entry(64));
+    FAIL() << "a wrong password was accepted";
+  } catch (const InvalidArgument&) {
+    FAIL() << "an auth failure is not a bad value";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("AUTH"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("wrong-secret"), std::string::npos) << e.what();
+  }
+  RedisStore none(parse_redis_url(server.url()), kTimeout);
+  EXPECT_THROW(find(none, entry(64)), Error);  // NOAUTH
+  RedisStore right(parse_redis_url(server.url(":right-secret@")), kTimeout);
+  right.put_all({entry(64)});
+  EXPECT_TRUE(find(right, entry(64)));
+}
+
+TEST(RedisStore, ADeadServerFailsWithinTheTimeoutAndARestartedOneIsReconnected) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server;
+  RedisStore store(parse_redis_url(server.url()), std::chrono::milliseconds(50));
+  store.put_all({entry(64)});
+  server.stop();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(find(store, entry(64)), Error);
+  EXPECT_THROW(find(store, entry(64)), Error);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  server.start();  // empty: no persistence
+  EXPECT_FALSE(find(store, entry(64)));
+  store.put_all({entry(64)});
+  EXPECT_TRUE(find(store, entry(64)));
+}
+
+}  // namespace
+}  // namespace tilemm::cache

@@ -1,0 +1,119 @@
+// tilemm-tune against the fleet's store without a GPU: --import, --list, --export and --clear
+// with --remote on a private redis-server, --shapes-file, and the usage errors of --remote.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "redis_connection.hpp"
+#include "redis_server.hpp"
+#include "remote_commands.hpp"
+#include "row_split.hpp"
+#include "temp_dir.hpp"
+#include "tune_cli.hpp"
+#include "tuning_json.hpp"
+
+namespace tilemm::cli {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun run(std::vector<std::string> args) {
+  args.insert(args.begin(), "tilemm-tune");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_tune_cli(static_cast<int>(argv.size()), argv.data(), out, err, false);
+  return {code, out.str(), err.str()};
+}
+
+cache::StoredEntry sample(std::int64_t m) {
+  cache::StoredEntry e;
+  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
+  e.arch = "sm_90";
+  e.M = m;
+  e.N = m;
+  e.K = m;
+  e.problem_class = "a4-dense";
+  e.winner = "tiled_t32_p0";
+  e.median_ms = 0.5;
+  e.tflops = 1.0;
+  e.tuned_at = "2026-11-29T10:11:12Z";
+  e.tilemm_version = "0.1.0";
+  e.versions = {"00112233aabbccdd", 13000, 13000};
+  return e;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(TuneCliRemote, ImportListExportAndClearActOnTheFleetsStore) {
+  if (const std::string why = testing::why_no_redis_server(); !why.empty()) GTEST_SKIP() << why;
+  testing::RedisServer server;
+  testing::TempDir dir;
+  write(dir.file("in.json"), cache::entries_to_json({sample(64), sample(96), sample(128)}));
+  const CliRun imported = run({"--import", dir.file("in.json"), "--remote", server.url()});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("imported 3 entries"), std::string::npos) << imported.out;
+  const CliRun listed = run({"--list", "--remote", server.url()});
+  EXPECT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("96x96x96"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("3 entries"), std::string::npos) << listed.out;
+  // A bad value in the store is left out of the listing with a warning, not fatal.
+  cache::RedisConnection(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500))
+      .command({"SET", "tilemm:result:x", "{oops"});
+  const CliRun exported = run({"--export", dir.file("out.json"), "--remote", server.url()});
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  EXPECT_NE(exported.err.find("tilemm:result:x"), std::string::npos) << exported.err;
+  std::ifstream f(dir.file("out.json"));
+  std::stringstream text;
+  text << f.rdbuf();
+  const auto back = cache::entries_from_json(text.str(), detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 3u);
+  for (const auto& e : back) EXPECT_EQ(e.source, "imported");
+  const CliRun cleared = run({"--clear", "--remote", server.url()});
+  EXPECT_EQ(cleared.code, 0);
+  EXPECT_NE(cleared.out.find("removed 4 entries"), std::string::npos) << cleared.out;
+}
+
+TEST(TuneCliRemote, ABadFileChangesNothingInTheStore) {
+  if (const std::string why = testing::why_no_redis_server(); !why.empty()) GTEST_SKIP() << why;
+  testing::RedisServer server;
+  testing::TempDir dir;
+  std::string text = cache::entries_to_json({sample(64), sample(96)});
+  text.replace(text.find("tiled_t32_p0"), 12, "not_a_kernel");
+  write(dir.file("bad.json"), text);
+  EXPECT_EQ(run({"--import", dir.file("bad.json"), "--remote", server.url()}).code, 1);
+  EXPECT_NE(run({"--list", "--remote", server.url()}).out.find("0 entries"), std::string::npos);
+}
+
+TEST(TuneCliRemote, AnUnreachableStoreIsAnErrorOfTheToolAndABadUrlAUsageError) {
+  const CliRun down = run({"--list", "--remote", "redis://127.0.0.1:1"});
+  EXPECT_EQ(down.code, 1);
+  EXPECT_NE(down.err.find("127.0.0.1:1"), std::string::npos) << down.err;
+  const CliRun bad = run({"--list", "--remote", "redis://:secret@nowhere"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.find("secret"), std::string::npos) << bad.err;
+  EXPECT_EQ(run({"--precompile", "--remote", "redis://127.0.0.1:1"}).code, 2);
+}
+
+TEST(TuneCliRemote, AShapesFileNamesOneShapePerLineAndItsBadLine) {
+  testing::TempDir dir;
+  write(dir.file("shapes.txt"), "# fleet\n64x32x16\n\n  128x64x8  \n");
+  const auto shapes = read_shapes_file(dir.file("shapes.txt"));
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[1], (Shape{128, 64, 8}));
+  write(dir.file("bad.txt"), "64x32x16\n64x0x16\n");
+  try {
+    read_shapes_file(dir.file("bad.txt"));
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "--shapes-file");
+    EXPECT_NE(std::string(e.what()).find("bad.txt:2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilemm::cli

@@ -1,0 +1,39 @@
+// What the commands of tilemm-tune share: the program's name, its exit codes, its warning and
+// error lines, how a shape and a GPU ordinal are written, and the results hashes of this build.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "tool_conventions.hpp"
+#include "tune_cli.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm::cli {
+
+constexpr const char* kName = "tilemm-tune";
+// Exit codes (docs/cli.md). kDamagedCache: --list or --export found the cache file damaged and
+// left it in place, so the output lacks its entries.
+constexpr int kOk = tool::kSuccess, kFailure = tool::kFailure, kDamagedCache = 3;
+
+// "N" of --device N; throws InvalidArgument("--device") for anything else.
+std::int64_t parse_ordinal(const std::string& text);
+
+// The error line of a damaged cache file and what it cost (`consequence`); returns kDamagedCache.
+int damaged_cache(std::ostream& err, const std::string& path, const cache::CacheCorrupt& e,
+                  const char* consequence);
+
+// The results hash of each precision (dispatch::results_hash): what every entry tuned by this
+// build carries as its `template_hash`, so a user can tell which entries it counts as fresh.
+std::string results_hashes_text();
+nlohmann::json results_hashes_json();
+
+// "tilemm-tune: warning: <message>" as one line on `err`.
+void warn(std::ostream& err, const std::string& message);
+
+// "MxNxK".
+std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k);
+
+}  // namespace tilemm::cli
