@@ -68,10 +68,10 @@ TimingStats summarize(std::vector<float> samples) {
   return s;
 }
 
-GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
+GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const TimingPlan& plan)
     : device_(device),
       problem_(problem),
-      plan_(timing_plan_from_environment()),
+      plan_(plan),
       input_mode_(tuner::input_mode(problem, device.l2_bytes)) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();

@@ -37,7 +37,11 @@ class GpuBench : public CandidateBench {
   // step), so the reference runs while the caller compiles candidates. The first bench of a
   // process on a device compiles the support kernels with NVRTC. Throws tilemm::Error on CUDA
   // failures, having freed what it allocated.
-  GpuBench(const DeviceInfo& device, const Problem& problem);
+  // Timed launches follow `plan` (a context's effort: standard_timing_plan() or
+  // quick_timing_plan()); without one, timing_plan_from_environment().
+  GpuBench(const DeviceInfo& device, const Problem& problem, const TimingPlan& plan);
+  GpuBench(const DeviceInfo& device, const Problem& problem)
+      : GpuBench(device, problem, timing_plan_from_environment()) {}
   ~GpuBench() override;
   GpuBench(const GpuBench&) = delete;
   GpuBench& operator=(const GpuBench&) = delete;

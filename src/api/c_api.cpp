@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tilemm/blas.hpp"
+#include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
 namespace {
@@ -93,9 +94,10 @@ tilemmPrecision_t c_precision(tilemm::Precision p) {
 // -1: not set (TILEMM_VENDOR's answer), else 0 or 1 (tilemmSetVendorCandidates).
 std::atomic<int> process_vendor{-1};
 
-// The options of every C call: the defaults, at the process's precision and vendor choice.
+// The options of every C call: the default context's, at the process's precision and vendor
+// choice.
 tilemm::Options call_options() {
-  tilemm::Options options;
+  tilemm::Options options = tilemm::default_context().settings().options;
   if (const int set = process_precision.load(std::memory_order_relaxed); set >= 0)
     options.precision = precision_of(set);
   if (const int set = process_vendor.load(std::memory_order_relaxed); set >= 0)

@@ -32,10 +32,9 @@ std::optional<std::string> TuningCoordinator::known_winner(const DeviceInfo& dev
 }
 
 AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Problem& problem,
-                                     const Options& options) {
+                                            const Options& options, const detail::TuneHooks* hooks) {
   const LeaseTimes& times = lease_;
   const std::string key = device.model_key() + "|" + describe(problem);
-  const detail::TuneHooks* hooks = detail::current_tune_hooks();
   const std::string owner =
       hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : lease_owner_;
   const auto start = std::chrono::steady_clock::now();
@@ -63,7 +62,7 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
         if (auto entry = results_.usable_entry(device, problem))
           return to_result(*entry, problem, source_of(entry->source));
       }
-      return tune_and_store(device, problem, options);
+      return tune_and_store(device, problem, options, hooks);
     }
     if (!options.force) {
       if (auto entry = results_.usable_entry(device, problem))
@@ -74,7 +73,7 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
     if (waited > times.max_wait_seconds) {
       log(LogLevel::warn, "waited " + std::to_string(waited) + " s for another process tuning " +
                               describe(problem) + "; tuning here");
-      return tune_and_store(device, problem, options);
+      return tune_and_store(device, problem, options, hooks);
     }
     if (!announced) {
       log(LogLevel::info, "another process is tuning " + describe(problem) + "; waiting for its result");
@@ -86,11 +85,12 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
 }
 
 AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const Problem& problem,
-                                          const Options& options) {
+                                                 const Options& options,
+                                                 const detail::TuneHooks* hooks) {
   log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
   TuneRequest request;
   request.progress = options.progress;
-  request.hooks = detail::current_tune_hooks();
+  request.hooks = hooks;
   request.compile = [this, &device, hooks = request.hooks](const Variant& v, const std::string&) {
     detail::stop_if_requested(hooks);
     return binaries_.candidate_binary(device, v);

@@ -32,15 +32,17 @@ class TuningCoordinator {
 
   // The shape's result: tuned here under the lease, or another process's that it stored while
   // this one waited. A lease expires, so a process that died while tuning blocks the key for at
-  // most lease_seconds; a waiter gives up after max_wait_seconds and tunes itself.
-  AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem, const Options& options);
+  // most lease_seconds; a waiter gives up after max_wait_seconds and tunes itself. `hooks` (may
+  // be null) go with the tuning: its lease owner, skips, callbacks and stop.
+  AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem, const Options& options,
+                           const detail::TuneHooks* hooks);
 
   // Tunings run in this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
 
  private:
   AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem,
-                                const Options& options);
+                                const Options& options, const detail::TuneHooks* hooks);
   // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
   // its kernel; nullopt when the part must be tuned.
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
