@@ -28,12 +28,9 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "dispatcher.hpp"
-#include "launch.hpp"
-#include "real_collaborators.hpp"
-#include "row_split.hpp"
 #include "stream_hold.hpp"
 #include "tilemm/tilemm.hpp"
 #include "timing_method.hpp"
@@ -118,22 +115,6 @@ struct Rotation {
   }
 };
 
-// gemm()'s dispatch through another dispatcher (the exhaustive cache's).
-void launch_via(tilemm::dispatch::Dispatcher& d, const GemmArgs& args, cudaStream_t stream,
-                const Options& options) {
-  const auto& device = tilemm::current_device();
-  const Problem p = args.problem();
-  const auto key = tilemm::dispatch::key_of(device.ordinal, p);
-  auto decision = d.find(key);
-  if (!decision) decision = d.resolve(device, p, key, options);
-  if (const std::int64_t rows = decision->split_rows; rows > 0) {
-    launch_via(d, tilemm::detail::rows_of(args, 0, rows), stream, options);
-    launch_via(d, tilemm::detail::rows_of(args, rows, args.M - rows), stream, options);
-    return;
-  }
-  tilemm::detail::launch(*decision->kernel, args, stream);
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -150,8 +131,7 @@ double percentile(std::vector<double> v, double q) {
 // Medians of two launchers timed in alternating blocks of 5 launches, each launch between CUDA
 // events, on the rotation's copies, for at least ~60 ms of each (at most 1000 launches each).
 // The blocks are enqueued under a StreamHold and run back to back, so that a kernel of a few
-// microseconds is timed at the GPU's pace as the tuner times it, not at the host's: gemm()'s
-// dispatch costs the host more than launch_via's.
+// microseconds is timed at the GPU's pace as the tuner times it, not at the host's.
 std::pair<double, double> head_to_head(const Rotation& inputs, const std::function<void(const GemmArgs&)>& first,
                                        const std::function<void(const GemmArgs&)>& second,
                                        tilemm::detail::StreamHold& hold) {
@@ -241,11 +221,14 @@ int main(int argc, char** argv) {
   return cli.run([&] {
     if (tilemm::device_count() == 0) return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
     if (budgeted_cache == exhaustive_cache) return cli.usage_error("the two caches must differ");
-    setenv("TILEMM_CACHE", budgeted_cache.c_str(), 1);  // before the library opens its cache
     cuda(cudaFree(nullptr), "CUDA initialization");
     const auto& device = tilemm::current_device();
-    tilemm::dispatch::Dispatcher exhaustive(
-        tilemm::dispatch::real_collaborators([&] { return exhaustive_cache; }));
+    // Two contexts, one per cache: each tunes and serves apart from the other.
+    tilemm::ContextSettings budgeted_settings, exhaustive_settings;
+    budgeted_settings.cache_path = budgeted_cache;
+    exhaustive_settings.cache_path = exhaustive_cache;
+    tilemm::Context budgeted(std::move(budgeted_settings));
+    tilemm::Context exhaustive(std::move(exhaustive_settings));
     Options budgeted_options;
     budgeted_options.tune_budget_ms = budget_ms;
     Options exhaustive_options;
@@ -264,16 +247,16 @@ int main(int argc, char** argv) {
       const GemmArgs args = inputs.args(0);
       row.problem_class = tilemm::problem_class(args.problem());
       const auto start = Clock::now();
-      tilemm::gemm(args, nullptr, budgeted_options);
+      budgeted.gemm(args, nullptr, budgeted_options);
       cuda(cudaDeviceSynchronize(), "first gemm()");
       row.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      row.budgeted = tilemm::autotune(args.problem(), budgeted_options).winner;
-      const auto ex = exhaustive.autotune(device, args.problem(), exhaustive_options);
+      row.budgeted = budgeted.autotune(args.problem(), budgeted_options).winner;
+      const auto ex = exhaustive.autotune(args.problem(), exhaustive_options);
       row.exhaustive = ex.winner;
       row.exhaustive_seconds = ex.tuning_seconds;
       const auto [b, e] = head_to_head(
-          inputs, [&](const GemmArgs& a) { tilemm::gemm(a, nullptr, budgeted_options); },
-          [&](const GemmArgs& a) { launch_via(exhaustive, a, nullptr, exhaustive_options); }, hold);
+          inputs, [&](const GemmArgs& a) { budgeted.gemm(a, nullptr, budgeted_options); },
+          [&](const GemmArgs& a) { exhaustive.gemm(a, nullptr, exhaustive_options); }, hold);
       row.budgeted_ms = b;
       row.exhaustive_ms = e;
       row.regret = row.budgeted == row.exhaustive ? 1.0 : b / e;
