@@ -1,8 +1,9 @@
 // The CandidateBench of the real GPU: inputs in the mode the problem's size implies (rotated
 // through enough copies to exceed the L2, or the same buffers every launch: timing_method.hpp),
 // results checked against the naive kernel's arithmetic with an error bound that grows with K,
-// timings from CUDA events around each launch. Inputs, reference and checks stay on the GPU
-// (kernel_templates/support/verification.cu): only a few bytes per verification come back.
+// timings from CUDA events around each launch (the one timing loop: launch_timer.hpp). Inputs,
+// reference and checks stay on the GPU (kernel_templates/support/verification.cu): only a few
+// bytes per verification come back.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,7 +15,7 @@
 
 #include "candidate_bench.hpp"
 #include "launch.hpp"
-#include "stream_hold.hpp"
+#include "launch_timer.hpp"
 #include "timing_method.hpp"
 
 namespace tilemm::tuner {
@@ -86,11 +87,7 @@ class GpuBench : public CandidateBench {
   struct StreamDestroyer {
     void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
   };
-  struct EventDestroyer {
-    void operator()(cudaEvent_t event) const { (void)cudaEventDestroy(event); }
-  };
   using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
-  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
   // Device memory taken on the bench's stream, given back on it when the bench goes.
   using Buffer = std::unique_ptr<detail::StreamWorkspace>;
   struct Set {
@@ -111,8 +108,7 @@ class GpuBench : public CandidateBench {
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)
   Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
   Buffer outside_;    // a detail::OutsideBound: the answer of each verification
-  std::vector<Event> events_;
-  std::unique_ptr<detail::StreamHold> hold_;  // timed launches run back to back, not at the host's pace
+  std::unique_ptr<LaunchTimer> timer_;  // the one timing loop (launch_timer.hpp)
   SampleGate gate_;
 };
 
