@@ -196,8 +196,9 @@ GpuBench::Launcher GpuBench::plan_launcher(const RowSplitPlan& plan) {
   const detail::LoadedKernel* rest = &loaded(plan.rest);
   const std::int64_t rows = plan.core_rows;
   return [core, rest, rows](const GemmArgs& args, cudaStream_t stream) {
-    detail::launch(*core, detail::rows_of(args, 0, rows), stream);
-    detail::launch(*rest, detail::rows_of(args, rows, args.M - rows), stream);
+    detail::run_row_split(args, rows, [&](int part, const GemmArgs& part_args) {
+      detail::launch(part == 0 ? *core : *rest, part_args, stream);
+    });
   };
 }
 

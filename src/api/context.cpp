@@ -142,8 +142,8 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& opt
     decision = dispatcher_->resolve(device, problem, key, options);
   }
   if (const std::int64_t rows = decision->split_rows; rows > 0) {
-    gemm(detail::rows_of(args, 0, rows), stream, options);
-    gemm(detail::rows_of(args, rows, args.M - rows), stream, options);
+    // Each part is a shape of its own, dispatched to its own winner.
+    detail::run_row_split(args, rows, [&](int, const GemmArgs& part) { gemm(part, stream, options); });
     return;
   }
   // Counted for a background tuning, which discards a timing this launch may have disturbed.

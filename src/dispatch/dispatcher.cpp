@@ -144,8 +144,7 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
   if (decision.split_rows > 0) {
     Options parts = options;
     parts.force = false;
-    for (const std::int64_t rows : {decision.split_rows, problem.M - decision.split_rows}) {
-      const Problem part = detail::rows_of(problem, rows);
+    for (const Problem& part : detail::row_split_parts(problem, decision.split_rows)) {
       if (const auto known = find(key_of(device.ordinal, part));
           !known || resolves_again(*known, parts.policy))
         resolve_with(device, part, key_of(device.ordinal, part), parts, hooks);

@@ -100,9 +100,8 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
   if (!options.force)
     for (const std::int64_t rows : detail::row_split_heights(problem))
-      for (const std::int64_t part : {rows, problem.M - rows})
-        if (auto winner = known_winner(device, detail::rows_of(problem, part)))
-          request.known_part_winners[part] = *winner;
+      for (const Problem& part : detail::row_split_parts(problem, rows))
+        if (auto winner = known_winner(device, part)) request.known_part_winners[part.M] = *winner;
   // Below highest, the FP32 results known for the shape and its parts are candidates too, timed
   // on the same bench (even when forced: only their names are taken), so that asking for less
   // precision does not end slower than highest (docs/tuning.md, "Precision modes").
@@ -115,9 +114,9 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
                               ", is timed among its candidates");
     }
     for (const std::int64_t rows : detail::row_split_heights(problem))
-      for (const std::int64_t part : {rows, problem.M - rows})
-        if (auto winner = results_.stored_winner(device, detail::rows_of(fp32, part)))
-          request.highest_part_winners[part] = *winner;
+      for (const Problem& part : detail::row_split_parts(fp32, rows))
+        if (auto winner = results_.stored_winner(device, part))
+          request.highest_part_winners[part.M] = *winner;
   }
   const tuner::ShapeTuning tuning = tuner_.tune(device, problem, request);
   tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
