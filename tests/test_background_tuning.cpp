@@ -120,10 +120,10 @@ TEST(BackgroundTuning, OneWorkerPerDeviceRunsEachShapeOnceInOrder) {
   std::vector<int> entered;
   std::vector<std::string> owners;
   BackgroundTuning tuning(
-      [&](const BackgroundJob& job) {
+      [&](const BackgroundJob& job, const detail::TuneHooks& hooks) {
         std::lock_guard<std::mutex> lock(mutex);
         ran.push_back(job.problem.M);
-        owners.push_back(detail::current_tune_hooks()->lease_owner);
+        owners.push_back(hooks.lease_owner);
         return AutotuneResult{};
       },
       "host:1 background",
@@ -148,10 +148,10 @@ TEST(BackgroundTuning, ADuplicateIsRefusedAndAStopReachesTheRunningJobAndEndsThe
   std::atomic<bool> running{false}, heard_stop{false};
   std::atomic<int> runs{0};
   BackgroundTuning tuning(
-      [&](const BackgroundJob&) {
+      [&](const BackgroundJob&, const detail::TuneHooks& given) {
         ++runs;
         running = true;
-        const auto* hooks = detail::current_tune_hooks();
+        const auto* hooks = &given;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (!hooks->stop_requested() && std::chrono::steady_clock::now() < deadline)
           std::this_thread::sleep_for(std::chrono::milliseconds(1));

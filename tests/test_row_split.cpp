@@ -2,6 +2,7 @@
 // arguments of each part.
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <vector>
 
 #include "row_split.hpp"
@@ -78,6 +79,45 @@ TEST(RowSplit, APartIsItsRowsOfAAndCWithTheSameBAndLeadingDimensions) {
   EXPECT_EQ(part.M, 184);
   EXPECT_EQ(part.alignment, whole.alignment);
   EXPECT_EQ(std::tie(part.lda, part.ldb, part.ldc), std::tie(whole.lda, whole.ldb, whole.ldc));
+}
+
+// The one plan runner: the core's rows, then the rest's, each as rows_of gives them, in that
+// order; and the parts it runs are the problems row_split_parts names for tuning.
+TEST(RowSplit, ThePlanRunnerRunsTheCoreThenTheRestOfTheSameCall) {
+  std::vector<float> a(300 * 20), b(20 * 10), c(300 * 10);
+  GemmArgs args;
+  args.M = 300;
+  args.N = 10;
+  args.K = 20;
+  args.A = a.data();
+  args.lda = 20;
+  args.B = b.data();
+  args.ldb = 10;
+  args.C = c.data();
+  args.ldc = 10;
+  std::vector<int> order;
+  std::vector<GemmArgs> parts;
+  run_row_split(args, 256, [&](int part, const GemmArgs& rows) {
+    order.push_back(part);
+    parts.push_back(rows);
+  });
+  ASSERT_EQ(order, (std::vector<int>{0, 1}));
+  EXPECT_EQ(parts[0].M, 256);
+  EXPECT_EQ(parts[0].A, a.data());
+  EXPECT_EQ(parts[0].C, c.data());
+  EXPECT_EQ(parts[1].M, 44);
+  EXPECT_EQ(parts[1].A, a.data() + 256 * 20);
+  EXPECT_EQ(parts[1].C, c.data() + 256 * 10);
+  EXPECT_EQ(parts[1].B, b.data());
+  const auto problems = row_split_parts(args.problem(), 256);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(problems[i].M, parts[i].M) << i;
+    const Problem ran = parts[i].problem();
+    EXPECT_EQ(std::tie(problems[i].N, problems[i].K, problems[i].lda, problems[i].ldb, problems[i].ldc,
+                       problems[i].alignment),
+              std::tie(ran.N, ran.K, ran.lda, ran.ldb, ran.ldc, ran.alignment))
+        << i;
+  }
 }
 
 }  // namespace

@@ -68,10 +68,10 @@ TimingStats summarize(std::vector<float> samples) {
   return s;
 }
 
-GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
+GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const TimingPlan& plan)
     : device_(device),
       problem_(problem),
-      plan_(timing_plan_from_environment()),
+      plan_(plan),
       input_mode_(tuner::input_mode(problem, device.l2_bytes)) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();
@@ -97,14 +97,7 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem)
   reference_ = allocate(mn);
   magnitude_ = allocate(mn);
   outside_ = allocate(sizeof(detail::OutsideBound) / sizeof(float));
-  events_.resize(2 * static_cast<std::size_t>(
-                         std::max({plan_.warmup, plan_.probe, plan_.max_samples})));
-  for (auto& e : events_) {
-    cudaEvent_t event = nullptr;
-    TILEMM_CUDA(cudaEventCreate(&event));
-    e.reset(event);
-  }
-  hold_ = std::make_unique<detail::StreamHold>(device_);
+  timer_ = std::make_unique<LaunchTimer>(device_);
   const Clock::time_point allocated = finished();
 
   const std::uint64_t compiles_before = detail::nvrtc_compile_count();
@@ -203,8 +196,9 @@ GpuBench::Launcher GpuBench::plan_launcher(const RowSplitPlan& plan) {
   const detail::LoadedKernel* rest = &loaded(plan.rest);
   const std::int64_t rows = plan.core_rows;
   return [core, rest, rows](const GemmArgs& args, cudaStream_t stream) {
-    detail::launch(*core, detail::rows_of(args, 0, rows), stream);
-    detail::launch(*rest, detail::rows_of(args, rows, args.M - rows), stream);
+    detail::run_row_split(args, rows, [&](int part, const GemmArgs& part_args) {
+      detail::launch(part == 0 ? *core : *rest, part_args, stream);
+    });
   };
 }
 
@@ -251,24 +245,9 @@ CheckResult GpuBench::verify_launch(const Launcher& launch) {
 }
 
 std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int first_set) {
-  // Held in batches well inside what a stream queues before the host would block (stream_hold.hpp).
-  constexpr int kLaunchesPerHold = 128;
-  for (int begin = 0; begin < launches; begin += kLaunchesPerHold) {
-    const int end = std::min(launches, begin + kLaunchesPerHold);
-    hold_->run_held(stream_.get(), [&] {
-      for (int i = begin; i < end; ++i) {
-        const Set& s = sets_[static_cast<std::size_t>(first_set + i) % sets_.size()];
-        TILEMM_CUDA(cudaEventRecord(events_[2 * i].get(), stream_.get()));
-        launch(args_for(s), stream_.get());
-        TILEMM_CUDA(cudaEventRecord(events_[2 * i + 1].get(), stream_.get()));
-      }
-    });
-  }
-  TILEMM_CUDA(cudaStreamSynchronize(stream_.get()));
-  std::vector<float> ms(static_cast<std::size_t>(launches));
-  for (int i = 0; i < launches; ++i)
-    TILEMM_CUDA(cudaEventElapsedTime(&ms[i], events_[2 * i].get(), events_[2 * i + 1].get()));
-  return ms;
+  return timer_->time(stream_.get(), launches, [&](int i) {
+    launch(args_for(sets_[static_cast<std::size_t>(first_set + i) % sets_.size()]), stream_.get());
+  });
 }
 
 TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
@@ -277,10 +256,8 @@ TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
 
 TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& plan,
                                    double give_up_ms) {
-  const int most = std::max({plan.warmup, plan.probe, plan.max_samples});
-  if (plan.probe < 1 || 2 * static_cast<std::size_t>(most) > events_.size())
-    throw Error(ErrorKind::internal, "tilemm: a timing plan needs 1 to " +
-                                         std::to_string(events_.size() / 2) + " launches per step");
+  if (plan.probe < 1)
+    throw Error(ErrorKind::internal, "tilemm: a timing plan needs at least 1 probe launch");
   TimingResult r;
   sample(launch, plan.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
   const auto gated = [&](int n, int first) {

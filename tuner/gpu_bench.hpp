@@ -1,8 +1,9 @@
 // The CandidateBench of the real GPU: inputs in the mode the problem's size implies (rotated
 // through enough copies to exceed the L2, or the same buffers every launch: timing_method.hpp),
 // results checked against the naive kernel's arithmetic with an error bound that grows with K,
-// timings from CUDA events around each launch. Inputs, reference and checks stay on the GPU
-// (kernel_templates/support/verification.cu): only a few bytes per verification come back.
+// timings from CUDA events around each launch (the one timing loop: launch_timer.hpp). Inputs,
+// reference and checks stay on the GPU (kernel_templates/support/verification.cu): only a few
+// bytes per verification come back.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,7 +15,7 @@
 
 #include "candidate_bench.hpp"
 #include "launch.hpp"
-#include "stream_hold.hpp"
+#include "launch_timer.hpp"
 #include "timing_method.hpp"
 
 namespace tilemm::tuner {
@@ -37,7 +38,11 @@ class GpuBench : public CandidateBench {
   // step), so the reference runs while the caller compiles candidates. The first bench of a
   // process on a device compiles the support kernels with NVRTC. Throws tilemm::Error on CUDA
   // failures, having freed what it allocated.
-  GpuBench(const DeviceInfo& device, const Problem& problem);
+  // Timed launches follow `plan` (a context's effort: standard_timing_plan() or
+  // quick_timing_plan()); without one, timing_plan_from_environment().
+  GpuBench(const DeviceInfo& device, const Problem& problem, const TimingPlan& plan);
+  GpuBench(const DeviceInfo& device, const Problem& problem)
+      : GpuBench(device, problem, timing_plan_from_environment()) {}
   ~GpuBench() override;
   GpuBench(const GpuBench&) = delete;
   GpuBench& operator=(const GpuBench&) = delete;
@@ -83,11 +88,7 @@ class GpuBench : public CandidateBench {
   struct StreamDestroyer {
     void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
   };
-  struct EventDestroyer {
-    void operator()(cudaEvent_t event) const { (void)cudaEventDestroy(event); }
-  };
   using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
-  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
   // Device memory taken on the bench's stream, given back on it when the bench goes.
   using Buffer = std::unique_ptr<detail::StreamWorkspace>;
   struct Set {
@@ -108,8 +109,7 @@ class GpuBench : public CandidateBench {
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)
   Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
   Buffer outside_;    // a detail::OutsideBound: the answer of each verification
-  std::vector<Event> events_;
-  std::unique_ptr<detail::StreamHold> hold_;  // timed launches run back to back, not at the host's pace
+  std::unique_ptr<LaunchTimer> timer_;  // the one timing loop (launch_timer.hpp)
   SampleGate gate_;
 };
 

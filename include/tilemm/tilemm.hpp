@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tilemm/autotune.hpp"
+#include "tilemm/context.hpp"
 #include "tilemm/device.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/gemm.hpp"

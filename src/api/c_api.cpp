@@ -10,6 +10,7 @@
 
 #include "redis_url.hpp"
 #include "tilemm/blas.hpp"
+#include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
 namespace {
@@ -96,14 +97,14 @@ tilemmPrecision_t c_precision(tilemm::Precision p) {
 // -1: not set (TILEMM_VENDOR's answer), else 0 or 1 (tilemmSetVendorCandidates).
 std::atomic<int> process_vendor{-1};
 
-// tilemmSetRemoteCache's URL once it was called ("" for none); until then the environment's.
+// tilemmSetRemoteCache's URL once it was called ("" for none); until then the default context's.
 std::mutex remote_mutex;
 std::optional<std::string> process_remote;
 
-// The options of every C call: the defaults, at the process's precision, vendor choice and fleet
-// store.
+// The options of every C call: the default context's, at the process's precision, vendor choice
+// and fleet store.
 tilemm::Options call_options() {
-  tilemm::Options options;
+  tilemm::Options options = tilemm::default_context().settings().options;
   if (const int set = process_precision.load(std::memory_order_relaxed); set >= 0)
     options.precision = precision_of(set);
   if (const int set = process_vendor.load(std::memory_order_relaxed); set >= 0)

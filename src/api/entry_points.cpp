@@ -1,153 +1,42 @@
-// gemm() and autotune(), and the public helpers of tilemm/autotune.hpp: checks, then the
-// process's dispatcher (src/dispatch/dispatcher.hpp) decides what runs.
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
+// gemm() and autotune(), and the public helpers of tilemm/autotune.hpp: the free functions run
+// through the default context (tilemm/context.hpp, src/api/context.cpp).
 #include <string>
 
 #include "candidate_provider.hpp"
-#include "device_activity.hpp"
-#include "launch.hpp"
-#include "log.hpp"
+#include "dispatcher.hpp"
 #include "nvrtc_compiler.hpp"
 #include "process_dispatcher.hpp"
-#include "real_collaborators.hpp"
-#include "row_split.hpp"
-#include "stream_check.hpp"
 #include "tilemm/autotune.hpp"
-#include "tilemm/error.hpp"
+#include "tilemm/context.hpp"
 
 namespace tilemm {
 
 namespace api {
-dispatch::Dispatcher& process_dispatcher() {
-  static auto* d = new dispatch::Dispatcher(dispatch::real_collaborators([] { return cache_path(); }));
-  return *d;
-}
+dispatch::Dispatcher& process_dispatcher() { return default_context().dispatcher(); }
 }  // namespace api
 
-namespace {
-
-void check_options(const Options& options) {
-  if (!(options.tune_budget_ms >= 0) || !std::isfinite(options.tune_budget_ms))
-    throw InvalidArgument("tune_budget_ms", "must be a number of milliseconds >= 0 (0: the "
-                                            "exhaustive search), got " +
-                                                std::to_string(options.tune_budget_ms));
-  if (!parse_precision(to_string(options.precision)))
-    throw InvalidArgument("precision", "must be Precision::highest, high or medium, got " +
-                                           std::to_string(static_cast<int>(options.precision)));
-}
-
-void check_tunable(const Problem& p) {
-  if (p.M < 1 || p.N < 1 || p.K < 1)
-    throw InvalidArgument(p.M < 1 ? "M" : p.N < 1 ? "N" : "K",
-                          "autotune needs M, N, K >= 1, got " + std::to_string(p.M) + "x" +
-                              std::to_string(p.N) + "x" + std::to_string(p.K));
-  GemmArgs shape;  // reuse gemm's checks of sizes and leading dimensions (pointers are not used)
-  static float dummy[4];
-  shape.M = p.M;
-  shape.N = p.N;
-  shape.K = p.K;
-  shape.A = shape.B = dummy;
-  shape.C = dummy;
-  shape.lda = p.lda;
-  shape.ldb = p.ldb;
-  shape.ldc = p.ldc;
-  validate(shape);
-  if (p.alignment != 1 && p.alignment != 2 && p.alignment != 4)
-    throw InvalidArgument("alignment", "must be 1, 2 or 4 floats, got " + std::to_string(p.alignment));
-}
-
-}  // namespace
-
 std::string problem_class(const Problem& p) { return dispatch::class_of(p); }
-
-std::string cache_path() {
-  if (const char* explicit_path = std::getenv("TILEMM_CACHE"); explicit_path && *explicit_path)
-    return explicit_path;
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    base = std::string(home) + "/.cache";
-  else
-    base = ".cache";
-  return base + "/tilemm/tuning.db";
-}
 
 std::uint64_t nvrtc_compilations() { return detail::nvrtc_compile_count(); }
 std::uint64_t tunings_run() { return dispatch::Dispatcher::tunings_counted(); }
 std::uint64_t vendor_heuristic_queries() { return detail::heuristic_query_count(); }
 
 AutotuneResult autotune(const Problem& problem, const Options& options) {
-  check_tunable(problem);
-  check_options(options);
-  Problem asked = problem;
-  asked.precision = options.precision;
-  asked.vendor = options.vendor;
-  return api::process_dispatcher().autotune(current_device(), asked, options);
+  return default_context().autotune(problem, options);
 }
 
 AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options) {
-  return autotune(Problem::dense(M, N, K, 4), options);
+  return default_context().autotune(M, N, K, options);
 }
 
 void gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
-  validate(args);
-  check_options(options);
-  if (args.M == 0 || args.N == 0) return;
-  // Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
-  // rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows
-  // except tiled_t8, which can_run then rejects for a full slab.
-  constexpr std::int64_t kRowSlab = std::int64_t{65535} * 16;
-  if (args.M > kRowSlab) {
-    for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab)
-      gemm(detail::rows_of(args, r0, std::min(kRowSlab, args.M - r0)), stream, options);
-    return;
-  }
-  const DeviceInfo& device = current_device();
-  detail::check_stream(stream, device);
-  const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
-  const bool dense = dispatch::dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
-  const dispatch::ShapeKey key{device.ordinal, args.M,    args.N,           args.K,
-                               alignment,     dense,     options.precision, options.vendor};
-  dispatch::Dispatcher& dispatcher = api::process_dispatcher();
-  auto decision = dispatcher.find(key);
-  if (!decision || dispatch::resolves_again(*decision, options.policy)) {
-    Problem problem = args.problem();
-    problem.precision = options.precision;
-    problem.vendor = options.vendor;
-    decision = dispatcher.resolve(device, problem, key, options);
-  }
-  if (const std::int64_t rows = decision->split_rows; rows > 0) {
-    gemm(detail::rows_of(args, 0, rows), stream, options);
-    gemm(detail::rows_of(args, rows, args.M - rows), stream, options);
-    return;
-  }
-  // Counted for a background tuning, which discards a timing this launch may have disturbed.
-  const detail::CallerLaunch counted(device.ordinal);
-  if (decision->prepared != nullptr)
-    decision->prepared->enqueue(args, stream);
-  else
-    detail::launch(*decision->kernel, args, stream);
+  default_context().gemm(args, stream, options);
 }
 
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,
           std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
           std::int64_t ldc, cudaStream_t stream, const Options& options) {
-  GemmArgs args;
-  args.M = M;
-  args.N = N;
-  args.K = K;
-  args.alpha = alpha;
-  args.A = A;
-  args.lda = lda;
-  args.B = B;
-  args.ldb = ldb;
-  args.beta = beta;
-  args.C = C;
-  args.ldc = ldc;
-  gemm(args, stream, options);
+  default_context().gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream, options);
 }
 
 }  // namespace tilemm

@@ -1,11 +1,12 @@
-// The dispatcher of this process, wired to the real cache, kernels and tuner.
+// The dispatcher of the default context (tilemm/context.hpp), wired to the real cache, kernels
+// and tuner.
 #pragma once
 
 #include "dispatcher.hpp"
 
 namespace tilemm::api {
 
-// Made on first use and never destroyed: used until the very end of the process.
+// default_context().dispatcher(): made on first use and never destroyed.
 dispatch::Dispatcher& process_dispatcher();
 
 }  // namespace tilemm::api

@@ -77,4 +77,14 @@ Problem rows_of(const Problem& problem, std::int64_t count) {
   return part;
 }
 
+void run_row_split(const GemmArgs& args, std::int64_t core_rows,
+                   const std::function<void(int part, const GemmArgs& rows)>& run_part) {
+  run_part(0, rows_of(args, 0, core_rows));
+  run_part(1, rows_of(args, core_rows, args.M - core_rows));
+}
+
+std::array<Problem, 2> row_split_parts(const Problem& problem, std::int64_t core_rows) {
+  return {rows_of(problem, core_rows), rows_of(problem, problem.M - core_rows)};
+}
+
 }  // namespace tilemm::detail

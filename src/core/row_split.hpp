@@ -8,7 +8,9 @@
 // know plans treats such an entry as a variant it does not know (a miss).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,5 +42,15 @@ std::string why_not_a_known_name(const std::string& name, std::int64_t M);
 // whole rows, B is shared, and the leading dimensions, hence the alignment class, are kept.
 GemmArgs rows_of(const GemmArgs& args, std::int64_t first, std::int64_t count);
 Problem rows_of(const Problem& problem, std::int64_t count);
+
+// The one plan runner: gemm(), the tuner's bench and the benchmarks all run a plan of core height
+// `core_rows` through it. Calls run_part(0, rows [0, core_rows)), then run_part(1, rows
+// [core_rows, M)) of `args`; what runs each part is the caller's (gemm()'s dispatch of the part's
+// own winner, the bench's launch of the part's kernel).
+void run_row_split(const GemmArgs& args, std::int64_t core_rows,
+                   const std::function<void(int part, const GemmArgs& rows)>& run_part);
+// The problems of a plan's two parts, in the order run_row_split runs them: what is tuned and
+// resolved for the plan.
+std::array<Problem, 2> row_split_parts(const Problem& problem, std::int64_t core_rows);
 
 }  // namespace tilemm::detail

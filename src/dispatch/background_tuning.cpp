@@ -192,10 +192,9 @@ void BackgroundTuning::run_one(const BackgroundJob& job) {
   hooks.sample_gate = [&sampler](const std::function<std::vector<float>()>& take) {
     return sampler(take);
   };
-  const detail::ScopedTuneHooks installed(hooks);
   const std::string shape = describe(job.problem);
   try {
-    const AutotuneResult r = run_(job);
+    const AutotuneResult r = run_(job, hooks);
     log(LogLevel::info, "background tuning of " + shape + " done: " + r.winner + " (" +
                             to_string(r.source) + "), later calls run it; " +
                             std::to_string(sampler.discarded()) +

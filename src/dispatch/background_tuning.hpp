@@ -30,8 +30,9 @@ struct BackgroundJob {
 
 class BackgroundTuning {
  public:
-  // Tunes `job` and makes its winner what later calls run; may throw (the worker logs it).
-  using Run = std::function<AutotuneResult(const BackgroundJob& job)>;
+  // Tunes `job` under `hooks` (the worker's: its lease owner, its stop, its sample gate) and
+  // makes its winner what later calls run; may throw (the worker logs it).
+  using Run = std::function<AutotuneResult(const BackgroundJob& job, const detail::TuneHooks& hooks)>;
 
   // Tunings hold the cache lease as `lease_owner`, which must differ from the process's own, so
   // that a caller of the process tuning the same shape waits for the worker's result.

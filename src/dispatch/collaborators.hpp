@@ -110,6 +110,9 @@ struct Collaborators {
   // it (fleet_results.hpp). Empty: no fleet store.
   RemoteOpener open_remote;
   std::string lease_owner;  // this process's ("host:pid"), unless a TuneHooks names another
+  // The context's hooks (tilemm/context.hpp), for the tunings its callers start; a background
+  // worker's tunings take the worker's own.
+  detail::TuneHooks hooks;
   LeaseTimes lease;
   // For TunePolicy::background's workers (background_tuning.hpp): bind a thread to a device and
   // warm NVRTC up, and wait for the current device to finish its queued work. Empty (fakes):

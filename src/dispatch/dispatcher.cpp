@@ -39,7 +39,9 @@ Dispatcher::Dispatcher(Collaborators parts)
       coordinator_(store_, results_, fleet_, binaries_, *parts_.tuner, parts_.lease_owner,
                    parts_.lease) {
   background_ = std::make_unique<BackgroundTuning>(
-      [this](const BackgroundJob& job) { return tune_in_background(job); },
+      [this](const BackgroundJob& job, const detail::TuneHooks& hooks) {
+        return tune_in_background(job, hooks);
+      },
       parts_.lease_owner + " background", parts_.enter_device, parts_.drain_device);
 }
 
@@ -74,9 +76,15 @@ void Dispatcher::remember(const ShapeKey& key, const Decision& decision) {
 
 Decision Dispatcher::resolve(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
                              const Options& options) {
+  return resolve_with(device, problem, key, options, caller_hooks());
+}
+
+Decision Dispatcher::resolve_with(const DeviceInfo& device, const Problem& problem,
+                                  const ShapeKey& key, const Options& options,
+                                  const detail::TuneHooks* hooks) {
   const auto key_lock = lock_for(key);
   std::lock_guard<std::mutex> guard(*key_lock);
-  const Call call{options.policy, false, false};
+  const Call call{options.policy, false, false, hooks};
   Decision decision;
   if (problem.K == 0) {
     // C = beta * C: every variant does this; there is nothing to tune.
@@ -101,8 +109,9 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
   const ShapeKey key = key_of(device.ordinal, problem);
   const auto key_lock = lock_for(key);
   std::lock_guard<std::mutex> guard(*key_lock);
-  const Found found = lookup(device, problem, Call{options.policy, options.force, true}, options);
-  remember(key, ready(device, problem, key, found, options));
+  const Found found =
+      lookup(device, problem, Call{options.policy, options.force, true, caller_hooks()}, options);
+  remember(key, ready(device, problem, key, found, options, caller_hooks()));
   return found.result;
 }
 
@@ -110,12 +119,14 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
 // is never held by the worker. A caller that tunes the shape itself meanwhile (tune_on_miss) finds
 // the worker's lease, whose owner is not the process's own, and waits for its result as it
 // would for another process's.
-AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job) {
-  const Found found = lookup(job.device, job.problem,
-                             Call{TunePolicy::tune_on_miss, job.options.force, true}, job.options);
+AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job,
+                                              const detail::TuneHooks& hooks) {
+  const Found found =
+      lookup(job.device, job.problem,
+             Call{TunePolicy::tune_on_miss, job.options.force, true, &hooks}, job.options);
   const auto key_lock = lock_for(job.key);
   std::lock_guard<std::mutex> guard(*key_lock);
-  remember(job.key, ready(job.device, job.problem, job.key, found, job.options));
+  remember(job.key, ready(job.device, job.problem, job.key, found, job.options, &hooks));
   return found.result;
 }
 
@@ -123,7 +134,8 @@ AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job) {
 // that later gemm() calls in this and other processes compile nothing. A row-split plan's
 // parts are made ready the way gemm() would resolve them.
 Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
-                           const Found& found, const Options& options) {
+                           const Found& found, const Options& options,
+                           const detail::TuneHooks* hooks) {
   Decision decision = binaries_.decision_for(device, found.result.winner);
   // Like resolve(): a fallback is tried again when a later call may tune.
   decision.fallback = found.source == Source::fallback;
@@ -134,11 +146,10 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
   if (decision.split_rows > 0) {
     Options parts = options;
     parts.force = false;
-    for (const std::int64_t rows : {decision.split_rows, problem.M - decision.split_rows}) {
-      const Problem part = detail::rows_of(problem, rows);
+    for (const Problem& part : detail::row_split_parts(problem, decision.split_rows)) {
       if (const auto known = find(key_of(device.ordinal, part));
           !known || resolves_again(*known, parts.policy))
-        resolve(device, part, key_of(device.ordinal, part), parts);
+        resolve_with(device, part, key_of(device.ordinal, part), parts, hooks);
     }
   }
   return decision;
@@ -198,7 +209,7 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       return found;
     }
     case Source::tuning:
-      found.result = coordinator_.tune_once(device, problem, options);
+      found.result = coordinator_.tune_once(device, problem, options, call.hooks);
       return found;
     case Source::fallback:
       // Asked not to tune: report what gemm() runs, without timing it.

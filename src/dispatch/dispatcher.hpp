@@ -74,14 +74,20 @@ class Dispatcher {
                const Options& options);
   void remember(const ShapeKey& key, const Decision& decision);
 
+  // resolve() with the hooks of the tuning it may start.
+  Decision resolve_with(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
+                        const Options& options, const detail::TuneHooks* hooks);
   void queue_background_tuning(const DeviceInfo& device, const Problem& problem,
                                const ShapeKey& key, const Options& options);
-  // A background worker's job: the tune_on_miss path, then the winner remembered.
-  AutotuneResult tune_in_background(const BackgroundJob& job);
-  // What gemm() runs for what `found` answered: the winner (a plan's parts too) made ready, a
-  // background policy's fallback queued.
+  // A background worker's job: the tune_on_miss path under the worker's hooks, then the winner
+  // remembered.
+  AutotuneResult tune_in_background(const BackgroundJob& job, const detail::TuneHooks& hooks);
+  // What gemm() runs for what `found` answered: the winner (a plan's parts too, resolved under
+  // `hooks`) made ready, a background policy's fallback queued.
   Decision ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
-                 const Found& found, const Options& options);
+                 const Found& found, const Options& options, const detail::TuneHooks* hooks);
+  // The hooks of the tunings this dispatcher's callers start (Collaborators::hooks), or null.
+  const detail::TuneHooks* caller_hooks() const { return parts_.hooks.empty() ? nullptr : &parts_.hooks; }
 
   Collaborators parts_;
   GuardedStore store_;

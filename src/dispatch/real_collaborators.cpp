@@ -96,12 +96,14 @@ class RuntimeKernelLoader : public KernelLoader {
 
 class GpuShapeTuner : public ShapeTuner {
  public:
+  explicit GpuShapeTuner(tuner::TimingPlan plan) : plan_(plan) {}
+
   tuner::ShapeTuning tune(const DeviceInfo& device, const Problem& problem,
                           const TuneRequest& request) override {
     const auto setup_start = std::chrono::steady_clock::now();
     const detail::TuneHooks* hooks = request.hooks;
     const tuner::GpuBench::SampleGate gate = hooks != nullptr ? hooks->sample_gate : nullptr;
-    tuner::GpuBench bench(device, problem);
+    tuner::GpuBench bench(device, problem, plan_);
     bench.set_sample_gate(gate);
     tuner::TuneSettings settings;
     // The bench's setup (inputs, reference) is part of the tuning the budget bounds.
@@ -125,8 +127,8 @@ class GpuShapeTuner : public ShapeTuner {
       };
     }
     tuner::PlanSettings plans;
-    plans.bench_for = [&device, gate](const Problem& part) -> std::unique_ptr<tuner::CandidateBench> {
-      auto part_bench = std::make_unique<tuner::GpuBench>(device, part);
+    plans.bench_for = [&device, gate, plan = plan_](const Problem& part) -> std::unique_ptr<tuner::CandidateBench> {
+      auto part_bench = std::make_unique<tuner::GpuBench>(device, part, plan);
       part_bench->set_sample_gate(gate);
       return part_bench;
     };
@@ -134,15 +136,19 @@ class GpuShapeTuner : public ShapeTuner {
     plans.highest_part_winners = request.highest_part_winners;
     return tuner::tune_with_plans(device, problem, bench, settings, plans);
   }
+
+ private:
+  tuner::TimingPlan plan_;
 };
 
 }  // namespace
 
-Collaborators real_collaborators(std::function<std::string()> cache_path) {
+Collaborators real_collaborators(std::function<std::string()> cache_path,
+                                 const tuner::TimingPlan& plan) {
   Collaborators parts;
   parts.store = std::make_unique<CacheResultStore>(std::move(cache_path));
   parts.loader = std::make_unique<RuntimeKernelLoader>();
-  parts.tuner = std::make_unique<GpuShapeTuner>();
+  parts.tuner = std::make_unique<GpuShapeTuner>(plan);
   parts.preloaded = []() -> const std::vector<cache::StoredEntry>& {
     return cache::preloaded_entries(detail::why_not_a_known_name);
   };

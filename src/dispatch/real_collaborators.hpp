@@ -7,11 +7,14 @@
 #include <string>
 
 #include "dispatcher.hpp"
+#include "candidate_bench.hpp"
 
 namespace tilemm::dispatch {
 
 // `cache_path` is asked when the store is first used (the first miss or autotune()), so that
-// TILEMM_CACHE set before then counts. Cost: nothing until then.
-Collaborators real_collaborators(std::function<std::string()> cache_path);
+// TILEMM_CACHE set before then counts. Cost: nothing until then. Tunings time their candidates
+// by `plan` (a context's effort).
+Collaborators real_collaborators(std::function<std::string()> cache_path,
+                                 const tuner::TimingPlan& plan);
 
 }  // namespace tilemm::dispatch

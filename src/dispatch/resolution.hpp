@@ -6,6 +6,7 @@
 #include <array>
 
 #include "tilemm/autotune.hpp"
+#include "tune_hooks.hpp"
 
 namespace tilemm::dispatch {
 
@@ -27,6 +28,7 @@ struct Call {
   TunePolicy policy = TunePolicy::tune_on_miss;
   bool force = false;         // autotune(): re-tune even when a fresh result exists
   bool wants_result = false;  // autotune(): a result with its candidates, not just a decision
+  const detail::TuneHooks* hooks = nullptr;  // go with a tuning the call starts; may be null
 };
 
 // Which sources may answer `call` (the provenance part of the policy; freshness and usability of

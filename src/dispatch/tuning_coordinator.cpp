@@ -53,10 +53,9 @@ std::optional<AutotuneResult> TuningCoordinator::published_result(const DeviceIn
 // The local store's lease (the processes of this machine) and, with a fleet store, the fleet's
 // (the machines sharing it), taken together and renewed while tuning.
 AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Problem& problem,
-                                            const Options& options) {
+                                            const Options& options, const detail::TuneHooks* hooks) {
   const LeaseTimes& times = lease_;
   const std::string key = tuning_lease_key(device, problem);
-  const detail::TuneHooks* hooks = detail::current_tune_hooks();
   const std::string owner =
       hooks != nullptr && !hooks->lease_owner.empty() ? hooks->lease_owner : lease_owner_;
   std::vector<LeaseHolder> holders;
@@ -100,7 +99,7 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
       // its result after our miss: serve that result rather than tune the key twice.
       if (!options.force)
         if (auto published = published_result(device, problem, options)) return *published;
-      return tune_and_store(device, problem, options);
+      return tune_and_store(device, problem, options, hooks);
     }
     if (!options.force)
       if (auto published = published_result(device, problem, options)) return *published;
@@ -109,7 +108,7 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
     if (waited > times.max_wait_seconds) {
       log(LogLevel::warn, "waited " + std::to_string(waited) + " s for another process tuning " +
                               describe(problem) + "; tuning here");
-      return tune_and_store(device, problem, options);
+      return tune_and_store(device, problem, options, hooks);
     }
     if (!announced) {
       log(LogLevel::info, "another process is tuning " + describe(problem) + "; waiting for its result");
@@ -121,11 +120,12 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
 }
 
 AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const Problem& problem,
-                                          const Options& options) {
+                                                 const Options& options,
+                                                 const detail::TuneHooks* hooks) {
   log(LogLevel::info, "tuning " + describe(problem) + " on " + device.name);
   TuneRequest request;
   request.progress = options.progress;
-  request.hooks = detail::current_tune_hooks();
+  request.hooks = hooks;
   request.compile = [this, &device, hooks = request.hooks](const Variant& v, const std::string&) {
     detail::stop_if_requested(hooks);
     return binaries_.candidate_binary(device, v);
@@ -135,9 +135,8 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
   if (!options.force)
     for (const std::int64_t rows : detail::row_split_heights(problem))
-      for (const std::int64_t part : {rows, problem.M - rows})
-        if (auto winner = known_winner(device, detail::rows_of(problem, part)))
-          request.known_part_winners[part] = *winner;
+      for (const Problem& part : detail::row_split_parts(problem, rows))
+        if (auto winner = known_winner(device, part)) request.known_part_winners[part.M] = *winner;
   // Below highest, the FP32 results known for the shape and its parts are candidates too, timed
   // on the same bench (even when forced: only their names are taken), so that asking for less
   // precision does not end slower than highest (docs/tuning.md, "Precision modes").
@@ -150,9 +149,9 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
                               ", is timed among its candidates");
     }
     for (const std::int64_t rows : detail::row_split_heights(problem))
-      for (const std::int64_t part : {rows, problem.M - rows})
-        if (auto winner = results_.stored_winner(device, detail::rows_of(fp32, part)))
-          request.highest_part_winners[part] = *winner;
+      for (const Problem& part : detail::row_split_parts(fp32, rows))
+        if (auto winner = results_.stored_winner(device, part))
+          request.highest_part_winners[part.M] = *winner;
   }
   const tuner::ShapeTuning tuning = tuner_.tune(device, problem, request);
   tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);

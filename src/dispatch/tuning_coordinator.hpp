@@ -38,8 +38,10 @@ class TuningCoordinator {
   // stored or published while this one waited. A lease expires, so a process that died while
   // tuning blocks the key for at most lease_seconds (remote_lease_seconds in the fleet: the
   // fleet's lease is renewed while its owner tunes); a waiter gives up after max_wait_seconds
-  // and tunes itself.
-  AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem, const Options& options);
+  // and tunes itself. `hooks` (may be null) go with the tuning: its lease owner, skips,
+  // callbacks and stop.
+  AutotuneResult tune_once(const DeviceInfo& device, const Problem& problem, const Options& options,
+                           const detail::TuneHooks* hooks);
 
   // Tunings run in this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
@@ -50,7 +52,7 @@ class TuningCoordinator {
   std::optional<AutotuneResult> published_result(const DeviceInfo& device, const Problem& problem,
                                                  const Options& options);
   AutotuneResult tune_and_store(const DeviceInfo& device, const Problem& problem,
-                                const Options& options);
+                                const Options& options, const detail::TuneHooks* hooks);
   // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
   // its kernel; nullopt when the part must be tuned.
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tilemm/tilemm.hpp"
@@ -93,12 +94,14 @@ struct Settings {
 };
 
 int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
-  if (!settings.cache.empty()) setenv("TILEMM_CACHE", settings.cache.c_str(), 1);
+  tilemm::ContextSettings context_settings;
+  context_settings.cache_path = settings.cache;  // empty: TILEMM_CACHE's, as the free functions'
+  tilemm::Context context(std::move(context_settings));
   if (tilemm::device_count() == 0)
     return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
   const std::uint64_t seed = settings.seeded ? settings.seed : std::random_device{}();
   std::printf("seed %llu, %d shapes, cache %s\n", static_cast<unsigned long long>(seed),
-              settings.count, tilemm::cache_path().c_str());
+              settings.count, context.cache_path().c_str());
 
   // Setup an application pays once, outside the measurement: the CUDA context (first
   // allocation), then one autotune() with tuning off, which opens the cache and reads the
@@ -124,7 +127,7 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
   double first_library_call_ms = -1.0;
   for (const Shape& s : shapes) {
     const auto call_start = Clock::now();
-    const auto known = tilemm::autotune(s.M, s.N, s.K, off);
+    const auto known = context.autotune(s.M, s.N, s.K, off);
     if (first_library_call_ms < 0) first_library_call_ms = ms_between(call_start, Clock::now());
     if (known.source != tilemm::ResultSource::fallback)
       return cli.failure("shape " + s.text() + " is already tuned (" + tilemm::to_string(known.source) +
@@ -135,7 +138,7 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
               ms_between(setup_start, Clock::now()), first_library_call_ms);
 
   const tilemm::DeviceInfo& device = tilemm::current_device();
-  tilemm::cache::TuningStore store(tilemm::cache_path());
+  tilemm::cache::TuningStore store(context.cache_path());
   tilemm::Options background;
   background.policy = tilemm::TunePolicy::background;
   std::vector<double> call_ms;
@@ -147,7 +150,7 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
     for (Shape& s : shapes) {
       for (int i = 0; i < settings.calls_per_visit; ++i) {
         const auto t0 = Clock::now();
-        tilemm::gemm(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N, nullptr, background);
+        context.gemm(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N, nullptr, background);
         const auto t1 = Clock::now();
         const double ms = ms_between(t0, t1);
         if (s.first_call == Clock::time_point{}) {

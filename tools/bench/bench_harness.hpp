@@ -1,7 +1,7 @@
 // The timing harness that tilemm's benchmarks share: inputs rotated through enough copies to
-// exceed the L2 several times (or the same copy every launch), CUDA events around each launch,
-// warm-up, and the median of a time-based number of runs, so that every contender is timed under
-// the same conditions.
+// exceed the L2 several times (or the same copy every launch), warm-up, and the median of a
+// time-based number of runs, each launch timed by the tuner's own loop (tuner/launch_timer.hpp),
+// so that every contender is timed under the same conditions as the tuner's candidates.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "launch_timer.hpp"
 #include "round_orders.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
@@ -160,45 +161,31 @@ inline std::function<const Set&()> input_sets(const Problem& p, Inputs inputs) {
   };
 }
 
-// Warms `launch` up with 3 launches, then returns the milliseconds per launch of 3 more, timed
-// between two events: what sets how many launches a time budget holds.
-inline float probe_ms_per_launch(const std::function<void(const Set&)>& launch,
-                                 const std::function<const Set&()>& next_set) {
-  for (int i = 0; i < 3; ++i) launch(next_set());
-  cuda(cudaDeviceSynchronize(), "warm-up");
-  cudaEvent_t probe[2];
-  cuda(cudaEventCreate(&probe[0]), "cudaEventCreate");
-  cuda(cudaEventCreate(&probe[1]), "cudaEventCreate");
-  cuda(cudaEventRecord(probe[0]), "cudaEventRecord");
-  for (int i = 0; i < 3; ++i) launch(next_set());
-  cuda(cudaEventRecord(probe[1]), "cudaEventRecord");
-  cuda(cudaEventSynchronize(probe[1]), "cudaEventSynchronize");
-  float probe_ms = 0;
-  cuda(cudaEventElapsedTime(&probe_ms, probe[0], probe[1]), "cudaEventElapsedTime");
-  cudaEventDestroy(probe[0]);
-  cudaEventDestroy(probe[1]);
-  return std::max(probe_ms / 3.0f, 1e-3f);
+// The tuner's timing loop (tuner/launch_timer.hpp) for the current device, made on first use:
+// benchmarks time their contenders exactly as the tuner times candidates.
+inline tuner::LaunchTimer& launch_timer() {
+  static tuner::LaunchTimer timer(current_device());
+  return timer;
 }
 
-// `runs` launches of `launch`, each between its own pair of CUDA events; their milliseconds are
-// appended to `samples`.
+// `runs` launches of `launch` on the default stream, each between its own pair of CUDA events
+// (launch_timer()); their milliseconds are appended to `samples`.
 inline void time_launches(const std::function<void(const Set&)>& launch,
                           const std::function<const Set&()>& next_set, int runs,
                           std::vector<float>& samples) {
-  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(runs));
-  for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < runs; ++i) {
-    cuda(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-    launch(next_set());
-    cuda(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
-  }
-  cuda(cudaDeviceSynchronize(), "timed runs");
-  for (int i = 0; i < runs; ++i) {
-    float ms = 0;
-    cuda(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-    samples.push_back(ms);
-  }
-  for (auto& e : events) cudaEventDestroy(e);
+  const std::vector<float> ms = launch_timer().time(nullptr, runs, [&](int) { launch(next_set()); });
+  samples.insert(samples.end(), ms.begin(), ms.end());
+}
+
+// Warms `launch` up with 3 launches, then returns the mean milliseconds of 3 more: what sets how
+// many launches a time budget holds.
+inline float probe_ms_per_launch(const std::function<void(const Set&)>& launch,
+                                 const std::function<const Set&()>& next_set) {
+  std::vector<float> ms;
+  time_launches(launch, next_set, 3, ms);  // warm-up
+  ms.clear();
+  time_launches(launch, next_set, 3, ms);
+  return std::max((ms[0] + ms[1] + ms[2]) / 3.0f, 1e-3f);
 }
 
 inline double median(std::vector<float> ms) {

@@ -43,7 +43,7 @@ using tilemm::bench::dense_args;
 using tilemm::bench::Problem;
 using tilemm::bench::Set;
 
-constexpr int kBatch = 10;              // launches between two events
+constexpr int kBatch = 10;              // launches per batch
 constexpr double kSettleSeconds = 1.0;  // what counts as "first" in the clock and power means
 
 // One 10-launch batch: milliseconds per launch, and when it ended (seconds after `start`).
@@ -52,25 +52,18 @@ struct Batch {
   double ended;
 };
 
-// Batches back to back for `seconds` from `start`.
+// Batches back to back for `seconds` from `start`, each launch timed by the tuner's loop
+// (bench_harness.hpp's launch_timer()).
 std::vector<Batch> batches(const std::function<void()>& launch, std::chrono::steady_clock::time_point start,
                            double seconds) {
-  cudaEvent_t begin, end;
-  cuda(cudaEventCreate(&begin), "cudaEventCreate");
-  cuda(cudaEventCreate(&end), "cudaEventCreate");
   std::vector<Batch> out;
   do {
-    cuda(cudaEventRecord(begin), "cudaEventRecord");
-    for (int i = 0; i < kBatch; ++i) launch();
-    cuda(cudaEventRecord(end), "cudaEventRecord");
-    cuda(cudaEventSynchronize(end), "cudaEventSynchronize");
+    const std::vector<float> ms = tilemm::bench::launch_timer().time(nullptr, kBatch, [&](int) { launch(); });
     float batch_ms = 0;
-    cuda(cudaEventElapsedTime(&batch_ms, begin, end), "cudaEventElapsedTime");
+    for (const float m : ms) batch_ms += m;
     const std::chrono::duration<double> ended = std::chrono::steady_clock::now() - start;
     out.push_back({batch_ms / kBatch, ended.count()});
   } while (out.back().ended < seconds);
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
   return out;
 }
 

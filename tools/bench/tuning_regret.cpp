@@ -7,8 +7,9 @@
 //      that the budgeted tunings rank only by what a real machine would have measured;
 //   3. times both winners head to head on the same inputs, in the input mode the tuner times the
 //      shape in (the same buffers within half the L2, else rotated through copies larger than it:
-//      tuner/timing_method.hpp), in alternating blocks of launches that run back to back on the
-//      GPU (src/core/stream_hold.hpp), CUDA events around each launch, median.
+//      tuner/timing_method.hpp), in alternating blocks of launches timed by the tuner's own loop
+//      (tuner/launch_timer.hpp: held, then back to back on the GPU, CUDA events around each
+//      launch), median.
 // Regret = budgeted winner's median / exhaustive winner's median (1 when both chose the same).
 // Usage: tilemm-tuning-regret --help
 #include <cuda_runtime_api.h>
@@ -28,13 +29,10 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "dispatcher.hpp"
-#include "launch.hpp"
-#include "real_collaborators.hpp"
-#include "row_split.hpp"
-#include "stream_hold.hpp"
+#include "launch_timer.hpp"
 #include "tilemm/tilemm.hpp"
 #include "timing_method.hpp"
 #include "tool_conventions.hpp"
@@ -118,22 +116,6 @@ struct Rotation {
   }
 };
 
-// gemm()'s dispatch through another dispatcher (the exhaustive cache's).
-void launch_via(tilemm::dispatch::Dispatcher& d, const GemmArgs& args, cudaStream_t stream,
-                const Options& options) {
-  const auto& device = tilemm::current_device();
-  const Problem p = args.problem();
-  const auto key = tilemm::dispatch::key_of(device.ordinal, p);
-  auto decision = d.find(key);
-  if (!decision) decision = d.resolve(device, p, key, options);
-  if (const std::int64_t rows = decision->split_rows; rows > 0) {
-    launch_via(d, tilemm::detail::rows_of(args, 0, rows), stream, options);
-    launch_via(d, tilemm::detail::rows_of(args, rows, args.M - rows), stream, options);
-    return;
-  }
-  tilemm::detail::launch(*decision->kernel, args, stream);
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -147,44 +129,25 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1];
 }
 
-// Medians of two launchers timed in alternating blocks of 5 launches, each launch between CUDA
-// events, on the rotation's copies, for at least ~60 ms of each (at most 1000 launches each).
-// The blocks are enqueued under a StreamHold and run back to back, so that a kernel of a few
-// microseconds is timed at the GPU's pace as the tuner times it, not at the host's: gemm()'s
-// dispatch costs the host more than launch_via's.
+// Medians of two launchers timed in alternating blocks of 5 launches on the rotation's copies,
+// for at least ~60 ms of each (at most 1000 launches each), by the tuner's own timing loop
+// (tuner/launch_timer.hpp): each launch between CUDA events, the launches held and then run back
+// to back, so that a kernel of a few microseconds is timed at the GPU's pace as the tuner times
+// it, not at the host's.
 std::pair<double, double> head_to_head(const Rotation& inputs, const std::function<void(const GemmArgs&)>& first,
                                        const std::function<void(const GemmArgs&)>& second,
-                                       tilemm::detail::StreamHold& hold) {
-  constexpr int kBlock = 5, kRoundsPerHold = 10;
-  std::vector<cudaEvent_t> events(4 * kBlock * kRoundsPerHold);
-  for (auto& e : events) cuda(cudaEventCreate(&e), "cudaEventCreate");
+                                       tilemm::tuner::LaunchTimer& timer) {
+  constexpr int kBlock = 5;
   std::size_t next = 0;
   std::vector<double> a, b;
   // `rounds` rounds of (a block of first, a block of second); with `timed`, the times are kept.
   const auto run_rounds = [&](int rounds, bool timed) {
-    for (int r0 = 0; r0 < rounds; r0 += kRoundsPerHold) {
-      const int n = std::min(kRoundsPerHold, rounds - r0);
-      hold.run_held(nullptr, [&] {
-        std::size_t e = 0;
-        for (int r = 0; r < n; ++r)
-          for (const auto* run : {&first, &second})
-            for (int i = 0; i < kBlock; ++i, e += 2) {
-              cuda(cudaEventRecord(events[e], nullptr), "cudaEventRecord");
-              (*run)(inputs.args(next++));
-              cuda(cudaEventRecord(events[e + 1], nullptr), "cudaEventRecord");
-            }
-      });
-      cuda(cudaDeviceSynchronize(), "launch");
-      if (!timed) continue;
-      std::size_t e = 0;
-      for (int r = 0; r < n; ++r)
-        for (auto* out : {&a, &b})
-          for (int i = 0; i < kBlock; ++i, e += 2) {
-            float ms = 0;
-            cuda(cudaEventElapsedTime(&ms, events[e], events[e + 1]), "cudaEventElapsedTime");
-            out->push_back(ms);
-          }
-    }
+    const std::vector<float> ms = timer.time(nullptr, rounds * 2 * kBlock, [&](int i) {
+      const bool of_first = (i / kBlock) % 2 == 0;
+      (of_first ? first : second)(inputs.args(next++));
+    });
+    if (!timed) return;
+    for (std::size_t i = 0; i < ms.size(); ++i) ((i / kBlock) % 2 == 0 ? a : b).push_back(ms[i]);
   };
   run_rounds(1, false);  // warm-up: clocks up, kernels loaded, caches warm
   run_rounds(2, true);   // a probe of their times, to size the run
@@ -193,7 +156,6 @@ std::pair<double, double> head_to_head(const Rotation& inputs, const std::functi
   a.clear();
   b.clear();
   run_rounds(rounds, true);
-  for (auto& e : events) cudaEventDestroy(e);
   return {median(a), median(b)};
 }
 
@@ -241,11 +203,14 @@ int main(int argc, char** argv) {
   return cli.run([&] {
     if (tilemm::device_count() == 0) return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
     if (budgeted_cache == exhaustive_cache) return cli.usage_error("the two caches must differ");
-    setenv("TILEMM_CACHE", budgeted_cache.c_str(), 1);  // before the library opens its cache
     cuda(cudaFree(nullptr), "CUDA initialization");
     const auto& device = tilemm::current_device();
-    tilemm::dispatch::Dispatcher exhaustive(
-        tilemm::dispatch::real_collaborators([&] { return exhaustive_cache; }));
+    // Two contexts, one per cache: each tunes and serves apart from the other.
+    tilemm::ContextSettings budgeted_settings, exhaustive_settings;
+    budgeted_settings.cache_path = budgeted_cache;
+    exhaustive_settings.cache_path = exhaustive_cache;
+    tilemm::Context budgeted(std::move(budgeted_settings));
+    tilemm::Context exhaustive(std::move(exhaustive_settings));
     Options budgeted_options;
     budgeted_options.tune_budget_ms = budget_ms;
     Options exhaustive_options;
@@ -256,7 +221,7 @@ int main(int argc, char** argv) {
     std::printf("seed %lld, %d shapes, budget %.0f ms, device %s\n", seed, count, budget_ms, device.name.c_str());
     std::printf("%-20s %-10s %9s %9s %9s %8s  %s | %s\n", "shape", "class", "first_ms", "exh_s", "budg_ms",
                 "regret", "budgeted winner", "exhaustive winner");
-    tilemm::detail::StreamHold hold(device);
+    tilemm::tuner::LaunchTimer timer(device);
     for (const auto& s : shapes) {
       Row row;
       row.shape = s;
@@ -264,16 +229,16 @@ int main(int argc, char** argv) {
       const GemmArgs args = inputs.args(0);
       row.problem_class = tilemm::problem_class(args.problem());
       const auto start = Clock::now();
-      tilemm::gemm(args, nullptr, budgeted_options);
+      budgeted.gemm(args, nullptr, budgeted_options);
       cuda(cudaDeviceSynchronize(), "first gemm()");
       row.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      row.budgeted = tilemm::autotune(args.problem(), budgeted_options).winner;
-      const auto ex = exhaustive.autotune(device, args.problem(), exhaustive_options);
+      row.budgeted = budgeted.autotune(args.problem(), budgeted_options).winner;
+      const auto ex = exhaustive.autotune(args.problem(), exhaustive_options);
       row.exhaustive = ex.winner;
       row.exhaustive_seconds = ex.tuning_seconds;
       const auto [b, e] = head_to_head(
-          inputs, [&](const GemmArgs& a) { tilemm::gemm(a, nullptr, budgeted_options); },
-          [&](const GemmArgs& a) { launch_via(exhaustive, a, nullptr, exhaustive_options); }, hold);
+          inputs, [&](const GemmArgs& a) { budgeted.gemm(a, nullptr, budgeted_options); },
+          [&](const GemmArgs& a) { exhaustive.gemm(a, nullptr, exhaustive_options); }, timer);
       row.budgeted_ms = b;
       row.exhaustive_ms = e;
       row.regret = row.budgeted == row.exhaustive ? 1.0 : b / e;

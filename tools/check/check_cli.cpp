@@ -73,7 +73,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
       ->option_text("PATH");
   std::string precision = "highest";
   app.add_option("--precision", precision,
-                 "The precision every call runs at (TILEMM_PRECISION for the C API), each case "
+                 "The precision every call runs at, the C API's included, each case "
                  "checked within that precision's bound (default highest)")
       ->option_text("highest|high|medium")
       ->check(CLI::IsMember({"highest", "high", "medium"}).description(""));
@@ -96,19 +96,23 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
   if (const auto done = cli.parse(argc, argv)) return *done;
   const std::uint64_t seed = seed_text.empty() ? random_seed() : std::stoull(seed_text);
 
-  // The environment is set before the library reads it: the C API takes its options from it.
+  // The default context is configured before the library is first called: the C API takes its
+  // options from it, the C++ entry points get the same ones.
   std::optional<ScratchFolder> scratch;
   return cli.run([&] {
     const bool tune = tuning == "on";
-    setenv("TILEMM_TUNE", tune ? "on_miss" : "off", 1);
-    setenv("TILEMM_PRECISION", precision.c_str(), 1);
-    if (tune) setenv("TILEMM_TUNE_EFFORT", effort.c_str(), 1);
+    ContextSettings settings;
+    settings.options.policy = tune ? TunePolicy::tune_on_miss : TunePolicy::off;
+    settings.options.precision = *parse_precision(precision);  // checked by the option
+    if (tune) settings.effort = effort == "quick" ? TuneEffort::quick : TuneEffort::standard;
     if (!cache.empty()) {
-      setenv("TILEMM_CACHE", cache.c_str(), 1);
+      settings.cache_path = cache;
     } else if (tune) {
       scratch.emplace();
-      setenv("TILEMM_CACHE", scratch->file("tuning.db").c_str(), 1);
+      settings.cache_path = scratch->file("tuning.db");
     }
+    const Options options = settings.options;
+    configure_default_context(std::move(settings));
     if (device_count() == 0) return cli.failure(tool::no_device("the check runs every case on a GPU"));
     const DeviceInfo& device = current_device();
     out << "tilemm-check " << TILEMM_VERSION << " on " << device.name << " [" << device.ordinal
@@ -116,9 +120,6 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
         << ", precision " << precision
         << ", cache " << cache_path() << (scratch ? " (scratch)" : "") << "\n" << std::flush;
 
-    Options options;  // the C++ entry points get the same policy as the C API
-    options.policy = tune ? TunePolicy::tune_on_miss : TunePolicy::off;
-    options.precision = *parse_precision(precision);  // checked by the option
     const DrawLimits limits{max_dim, DrawLimits{}.max_work};
     const std::int64_t first = only_case >= 0 ? only_case : 0;
     const std::int64_t last = only_case >= 0 ? only_case + 1 : cases;

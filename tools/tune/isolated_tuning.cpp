@@ -10,12 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "lease_owner.hpp"
 #include "tilemm/autotune.hpp"
 #include "tool_conventions.hpp"
-#include "tune_hooks.hpp"
+#include "tilemm/context.hpp"
 
 namespace tilemm::cli {
 namespace {
@@ -118,8 +119,9 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
   // One lease owner for all workers of this shape: a replacement takes over a dead worker's lease.
   const std::string lease_owner = cache::process_lease_owner() + ":gpu" + std::to_string(device);
   for (std::size_t attempt = 0; attempt < max_workers; ++attempt) {
+    // The worker tunes into this process's cache: its default context's, named on its command line.
     std::vector<std::string> argv = {self, "--worker", "--device", std::to_string(device), "--shapes", shape_text,
-                                     "--lease-owner", lease_owner};
+                                     "--lease-owner", lease_owner, "--cache", cache_path()};
     if (search.force) argv.push_back("--force");
     argv.push_back("--budget-ms");
     argv.push_back(budget_text(search.budget_ms));
@@ -182,7 +184,9 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
     std::fprintf(stderr, "tilemm-tune worker: cannot select CUDA device %d\n", device);
     return 1;
   }
-  detail::TuneHooks hooks;
+  ContextSettings settings;
+  settings.cache_path = cache_path();
+  TuneHooks& hooks = settings.hooks;
   hooks.skip = skip;
   hooks.lease_owner = lease_owner;
   hooks.on_candidate = [](const std::string& variant) {
@@ -198,15 +202,15 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
     std::fflush(stdout);
     _exit(3);
   };
-  detail::ScopedTuneHooks installed(hooks);
   try {
+    Context context(std::move(settings));
     Options options;
     options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
     options.force = search.force;
     options.tune_budget_ms = search.budget_ms;
     options.precision = search.precision;
     options.vendor = search.vendor;
-    autotune(shape[0], shape[1], shape[2], options);
+    context.autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);
     return 1;

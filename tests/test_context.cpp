@@ -1,0 +1,256 @@
+// tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file and
+// passes its own hooks to its tunings; fakes stand in for SQLite, the kernels and the GPU tuner
+// (as in tests/test_dispatcher.cpp), wired per context from its settings.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dispatcher.hpp"
+#include "provenance.hpp"
+#include "synthetic_device.hpp"
+#include "tilemm/context.hpp"
+#include "tilemm/error.hpp"
+
+namespace tilemm {
+namespace {
+
+using cache::StoredEntry;
+using dispatch::Collaborators;
+
+DeviceInfo device() {
+  DeviceInfo d = testing::synthetic_h200();
+  d.nvrtc_version = 13000;
+  d.driver_version = 13000;
+  return d;
+}
+
+// Cache files by path: what a store opened at a path reads and writes.
+struct Disk {
+  std::map<std::string, std::vector<StoredEntry>> files;
+  std::vector<std::string> opened;  // the path of each store as it was first used
+};
+
+// A store that asks its context for the path on first use, as the real one does.
+class PathStore : public dispatch::ResultStore {
+ public:
+  PathStore(Disk& disk, const Context& context) : disk_(disk), context_(context) {}
+  std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
+                                  const std::string& problem_class, bool) override {
+    for (const auto& e : file())
+      if (e.device_key == device_key && e.M == p.M && e.N == p.N && e.K == p.K &&
+          e.problem_class == problem_class && e.precision == p.precision)
+        return e;
+    return std::nullopt;
+  }
+  std::vector<StoredEntry> list(const std::string&) override { return file(); }
+  void put_all(const std::vector<StoredEntry>& entries) override {
+    auto& f = file();
+    f.insert(f.end(), entries.begin(), entries.end());
+  }
+  bool loads_stored_code() override { return true; }
+  std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
+                                              const std::string&) override {
+    return std::nullopt;
+  }
+  void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
+  bool try_acquire_lease(const std::string&, const std::string& owner, double) override {
+    lease_owners.push_back(owner);
+    return true;
+  }
+  void release_lease(const std::string&, const std::string&) override {}
+
+  std::vector<std::string> lease_owners;
+
+ private:
+  std::vector<StoredEntry>& file() {
+    if (path_.empty()) {
+      path_ = context_.cache_path();
+      disk_.opened.push_back(path_);
+    }
+    return disk_.files[path_];
+  }
+  Disk& disk_;
+  const Context& context_;
+  std::string path_;
+};
+
+class Loader : public dispatch::KernelLoader {
+ public:
+  const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
+    const auto it = loaded_.find(variant_name(v));
+    return it == loaded_.end() ? nullptr : it->second.get();
+  }
+  const detail::LoadedKernel& load(const DeviceInfo&, const Variant& v,
+                                   const std::vector<char>&) override {
+    auto& slot = loaded_[variant_name(v)];
+    if (!slot) {
+      slot = std::make_unique<detail::LoadedKernel>();
+      slot->variant = v;
+    }
+    return *slot;
+  }
+  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
+    detail::CompiledVariant c;
+    c.name = variant_name(v);
+    c.arch = arch;
+    c.template_hash = "h";
+    c.cubin = {'C'};
+    return c;
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded_;
+};
+
+// Every tuning wins with `winner`; records what each tuning was handed.
+class Tuner : public dispatch::ShapeTuner {
+ public:
+  explicit Tuner(std::string winner) : winner_(std::move(winner)) {}
+  tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
+                          const dispatch::TuneRequest& request) override {
+    tuned.push_back(problem.M);
+    hook_owners.push_back(request.hooks != nullptr ? request.hooks->lease_owner : "(no hooks)");
+    if (request.hooks != nullptr && request.hooks->on_candidate) request.hooks->on_candidate(winner_);
+    tuner::ShapeTuning t;
+    t.outcome.winner = winner_;
+    t.outcome.median_ms = 1.0;
+    CandidateResult c;
+    c.variant = winner_;
+    c.stats.median_ms = 1.0;
+    t.outcome.candidates = {c};
+    t.outcome.winner_binary.name = winner_;
+    t.outcome.winner_binary.cubin = {'T'};
+    return t;
+  }
+  std::vector<std::int64_t> tuned;
+  std::vector<std::string> hook_owners;
+
+ private:
+  std::string winner_;
+};
+
+const std::vector<StoredEntry> kNone;
+
+// A context over the fakes; `tuner` and `store` point at its own.
+struct FakeContext {
+  Tuner* tuner = nullptr;
+  PathStore* store = nullptr;
+  std::unique_ptr<Context> context;
+
+  FakeContext(Disk& disk, ContextSettings settings, const std::string& winner) {
+    context = std::make_unique<Context>(std::move(settings), [&](const Context& self) {
+      Collaborators parts;
+      auto s = std::make_unique<PathStore>(disk, self);
+      auto t = std::make_unique<Tuner>(winner);
+      store = s.get();
+      tuner = t.get();
+      parts.store = std::move(s);
+      parts.loader = std::make_unique<Loader>();
+      parts.tuner = std::move(t);
+      parts.preloaded = []() -> const std::vector<StoredEntry>& { return kNone; };
+      parts.preloaded_headers = []() -> const std::vector<StoredEntry>& { return kNone; };
+      parts.lease_owner = "host:1";
+      return parts;
+    });
+  }
+  AutotuneResult autotune(const Problem& p) {
+    return context->dispatcher().autotune(device(), p, context->settings().options);
+  }
+};
+
+ContextSettings at(const std::string& path) {
+  ContextSettings s;
+  s.cache_path = path;
+  s.options.policy = TunePolicy::tune_on_miss;
+  s.options.tune_budget_ms = 0;
+  return s;
+}
+
+const Problem kShape = Problem::dense(512, 256, 128, 4);
+
+TEST(Context, TwoContextsWithTheirOwnCachesTuneAndServeIndependently) {
+  Disk disk;
+  FakeContext a(disk, at("/caches/a.db"), "tiled_t16_p0");
+  FakeContext b(disk, at("/caches/b.db"), "naive");
+  EXPECT_TRUE(disk.opened.empty());  // nothing is opened before a call needs the cache
+
+  const AutotuneResult first = a.autotune(kShape);
+  EXPECT_EQ(first.source, ResultSource::tuned);
+  EXPECT_EQ(first.winner, "tiled_t16_p0");
+  ASSERT_EQ(disk.files["/caches/a.db"].size(), 1u);
+  EXPECT_TRUE(disk.files["/caches/b.db"].empty());  // a's tuning went to a's file only
+
+  // b has its own file and memo: the shape is new to it, so it tunes, with its own tuner.
+  const AutotuneResult other = b.autotune(kShape);
+  EXPECT_EQ(other.source, ResultSource::tuned);
+  EXPECT_EQ(other.winner, "naive");
+  EXPECT_EQ(b.tuner->tuned, std::vector<std::int64_t>{512});
+  EXPECT_EQ(disk.files["/caches/b.db"].size(), 1u);
+
+  // Each serves its own result from now on; a tunes nothing more.
+  EXPECT_EQ(a.autotune(kShape).winner, "tiled_t16_p0");
+  EXPECT_EQ(b.autotune(kShape).winner, "naive");
+  EXPECT_EQ(a.tuner->tuned, std::vector<std::int64_t>{512});
+  EXPECT_EQ(disk.opened, (std::vector<std::string>{"/caches/a.db", "/caches/b.db"}));
+
+  // A third context on a's file serves a's result from the cache: the file is what is shared.
+  FakeContext c(disk, at("/caches/a.db"), "naive");
+  const AutotuneResult served = c.autotune(kShape);
+  EXPECT_EQ(served.source, ResultSource::cache);
+  EXPECT_EQ(served.winner, "tiled_t16_p0");
+  EXPECT_TRUE(c.tuner->tuned.empty());
+}
+
+TEST(Context, ItsHooksGoWithItsTuningsAndNoOtherContexts) {
+  Disk disk;
+  ContextSettings with_hooks = at("/caches/a.db");
+  std::vector<std::string> announced;
+  with_hooks.hooks.lease_owner = "host:1:gpu0";
+  with_hooks.hooks.on_candidate = [&](const std::string& v) { announced.push_back(v); };
+  FakeContext hooked(disk, with_hooks, "tiled_t16_p0");
+  FakeContext plain(disk, at("/caches/b.db"), "tiled_t16_p0");
+
+  hooked.autotune(kShape);
+  plain.autotune(kShape);
+  EXPECT_EQ(hooked.tuner->hook_owners, std::vector<std::string>{"host:1:gpu0"});
+  EXPECT_EQ(hooked.store->lease_owners, std::vector<std::string>{"host:1:gpu0"});
+  EXPECT_EQ(announced, std::vector<std::string>{"tiled_t16_p0"});
+  EXPECT_EQ(plain.tuner->hook_owners, std::vector<std::string>{"(no hooks)"});
+  EXPECT_EQ(plain.store->lease_owners, std::vector<std::string>{"host:1"});
+}
+
+TEST(Context, AnEmptyCachePathIsTheEnvironmentsAtEachAsking) {
+  setenv("TILEMM_CACHE", "/tmp/context-env/one.db", 1);
+  Context from_environment;
+  EXPECT_EQ(from_environment.cache_path(), "/tmp/context-env/one.db");
+  setenv("TILEMM_CACHE", "/tmp/context-env/two.db", 1);
+  EXPECT_EQ(from_environment.cache_path(), "/tmp/context-env/two.db");
+  EXPECT_EQ(from_environment.cache_path(), cache_path_from_environment());
+  Context named(at("/tmp/context-named.db"));
+  EXPECT_EQ(named.cache_path(), "/tmp/context-named.db");
+  unsetenv("TILEMM_CACHE");
+}
+
+// The one test of this program that touches the default context: configured before first use,
+// the free cache_path() follows it; once the default exists, configuring it again is refused.
+TEST(Context, TheDefaultContextIsConfiguredBeforeItsFirstUseOnly) {
+  ContextSettings settings = at("/tmp/context-default.db");
+  settings.options.policy = TunePolicy::off;
+  settings.effort = TuneEffort::quick;
+  configure_default_context(settings);
+  EXPECT_EQ(cache_path(), "/tmp/context-default.db");  // asking makes nothing
+  configure_default_context(at("/tmp/context-default-2.db"));  // still allowed
+  Context& d = default_context();
+  EXPECT_EQ(&d, &default_context());
+  EXPECT_EQ(d.cache_path(), "/tmp/context-default-2.db");
+  EXPECT_EQ(cache_path(), "/tmp/context-default-2.db");
+  EXPECT_EQ(d.settings().options.policy, TunePolicy::tune_on_miss);
+  EXPECT_THROW(configure_default_context(settings), InvalidArgument);
+  EXPECT_EQ(default_context().cache_path(), "/tmp/context-default-2.db");
+}
+
+}  // namespace
+}  // namespace tilemm
