@@ -1,6 +1,7 @@
 // The default context of the free functions (tilemm/context.hpp), and where the cache lives
 // when nothing names it.
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,7 +32,9 @@ Context& default_context() {
   // A lock per call would cost every gemm(): once made, the pointer never changes.
   static Context* const made = [&s] {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.made = new Context(s.configured ? std::move(*s.configured) : ContextSettings{});
+    auto settings = std::make_unique<ContextSettings>();  // the environment's, unless configured
+    if (s.configured) *settings = std::move(*s.configured);
+    s.made = new Context(std::move(*settings));
     return s.made;
   }();
   return *made;

@@ -196,7 +196,11 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     for (const auto& shape : shapes_file.empty() ? std::vector<Shape>{} : read_shapes_file(shapes_file)) todo.push_back(shape);
     if (!remote.empty()) export_remote_url(remote);  // before the library reads it
     if (tune && device != "all" && !device.empty()) parse_ordinal(device);
-    if (!cache.empty()) configure_default_context({cache, {}, ContextSettings::effort_from_environment(), {}});
+    if (!cache.empty()) {
+      ContextSettings settings;  // the environment's, but for the cache
+      settings.cache_path = cache;
+      configure_default_context(std::move(settings));
+    }
     const std::string path = cache_path();
     if (worker) {
       if (todo.size() != 1 || device.empty()) return cli.usage_error("--worker needs one shape and --device");
