@@ -261,7 +261,18 @@ TEST(CublasLtNames, EveryFieldRoundTripsAndNamesAreCanonical) {
   ASSERT_TRUE(parsed) << why;
   EXPECT_TRUE(*parsed == c);
   EXPECT_EQ(detail::cublaslt_precision(*parsed), Precision::medium);
-  for (const char* bad : {"cublaslt_v130100_m2_a66_t20_s35_k4_r2_w1_c3_i7_l2",   // compute type
+  // cuBLASLt reports some algorithms' split of K as -1: its name (kn1) round-trips too.
+  c.split_k = -1;
+  const std::string negative = detail::cublaslt_name(c);
+  EXPECT_EQ(negative, "cublaslt_v130100_m1_a66_t20_s35_kn1_r2_w1_c3_i7_l2");
+  const auto back = detail::parse_cublaslt_name(negative, why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_TRUE(*back == c);
+  for (const char* bad : {"cublaslt_v130100_m1_a66_t20_s35_kn0_r2_w1_c3_i7_l2",  // minus zero
+                          "cublaslt_v130100_m1_a66_t20_s35_knn1_r2_w1_c3_i7_l2",
+                          "cublaslt_v130100_m1_a66_t20_s35_k-1_r2_w1_c3_i7_l2",  // not [a-z0-9_]
+                          "cublaslt_vn130100_m1_a66_t20_s35_k4_r2_w1_c3_i7_l2",  // a version < 0
+                          "cublaslt_v130100_mn1_a66_t20_s35_k4_r2_w1_c3_i7_l2","cublaslt_v130100_m2_a66_t20_s35_k4_r2_w1_c3_i7_l2",   // compute type
                           "cublaslt_v130100_m1_a066_t20_s35_k4_r2_w1_c3_i7_l2",  // leading zero
                           "cublaslt_v130100_m1_a66_t20_s35_k4_r2_w1_c3_i7",      // a field short
                           "cublaslt_v130100_m1_x66_t20_s35_k4_r2_w1_c3_i7_l2",   // wrong key

@@ -1,6 +1,7 @@
 #include "cublaslt_names.hpp"
 
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "text_fields.hpp"
@@ -34,8 +35,11 @@ std::string cublaslt_name(const CublasLtConfig& c) {
   std::string name = kCublasLtPrefix;
   const auto fields = numeric_fields();
   name += std::string("_v") + std::to_string(c.version) + "_m" + std::to_string(c.compute);
-  for (std::size_t i = 1; i < fields.size(); ++i)
-    name += std::string("_") + fields[i].first + std::to_string(c.*(fields[i].second));
+  for (std::size_t i = 1; i < fields.size(); ++i) {
+    const std::int64_t value = c.*(fields[i].second);
+    name += std::string("_") + fields[i].first + (value < 0 ? "n" : "") +
+            std::to_string(value < 0 ? -value : value);
+  }
   return name;
 }
 
@@ -51,9 +55,13 @@ std::optional<CublasLtConfig> parse_cublaslt_name(const std::string& name, std::
   for (std::size_t p = 1; p < parts.size(); ++p) {
     const char* key = p == 2 ? "m" : fields[p == 1 ? 0 : p - 2].first;
     const std::string& part = parts[p];
-    const auto value = part.size() > 1 && part[0] == key[0]
-                           ? parse_canonical_decimal(std::string_view(part).substr(1), 9)
-                           : std::nullopt;
+    // The configuration fields are cuBLASLt's own integers, which may be negative (a split of K of
+    // -1, spelled "kn1": names hold only [a-z0-9_]); the version and the compute type are not.
+    const bool negative = p > 2 && part.size() > 2 && part[1] == 'n';
+    auto value = part.size() > 1 && part[0] == key[0]
+                     ? parse_canonical_decimal(std::string_view(part).substr(negative ? 2 : 1), 9)
+                     : std::nullopt;
+    if (negative && value) value = *value == 0 ? std::nullopt : std::optional(-*value);  // no "-0"
     if (!value) {
       why = "'" + name + "': part " + std::to_string(p) + " must be '" + key +
             "<number>', got '" + part + "'";
