@@ -22,5 +22,5 @@ dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 echo "source: commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$dirty, carried $(date -u '+%F %T') UTC" > "$dst/SOURCE"
 cat "$dst/SOURCE"
 rm -f "$dst.tgz"  # an older carry
-tar -C "$dst" -cf - . | xz -T0 -6 > "$dst.tar.xz"
+tar -C "$dst" -cf - . | xz -T0 -9 > "$dst.tar.xz"
 du -sh "$dst" "$dst.tar.xz"

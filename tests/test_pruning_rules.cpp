@@ -103,8 +103,8 @@ TEST(PruningRules, UnderfillPrunesOnlyWhereACandidateTheHintsKeepFillsTheSms) {
   EXPECT_LT(alone.most_blocks(), std::uint64_t(device.sm_count));
   EXPECT_FALSE(alone.verdict(parse_variant(kUnderfilled)));
   // A split of K that fills the SMs (64 tiles x 8 slices) but that its family's hint prunes (K =
-  // 256 leaves 32 a slice) does not count: the 256 x 128 tiles' 8 blocks are not underfilled.
-  const Problem shallow = Problem::dense(512, 512, 256, 4);
+  // 64 leaves 8 a slice) does not count: the 256 x 128 tiles' 8 blocks are not underfilled.
+  const Problem shallow = Problem::dense(512, 512, 64, 4);
   const std::string split = "splitk_bm64_bn64_bk16_wm32_wn32_tm8_tn4_v4_s8";
   ASSERT_GE(detail::launched_blocks(parse_variant(split), shallow, device.sm_count),
             std::uint64_t(device.sm_count));

@@ -196,11 +196,11 @@ TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdleUnderABudg
   // 512^3: 64 tiles of 64 x 64 for 132 SMs, K = 512 in 4 or 8 slices of 128 or 64: both tried.
   tune(testing::synthetic_h200(), Problem::square(512), bench, s);
   EXPECT_EQ(compiled.size(), 3u);
-  // 512 x 512 x 256: 8 slices would leave 32 of K each.
+  // 512 x 512 x 64: 8 slices would leave 8 of K each, under one K tile.
   compiled.clear();
-  const auto shallow = tune(testing::synthetic_h200(), Problem::dense(512, 512, 256, 4), bench, s);
+  const auto shallow = tune(testing::synthetic_h200(), Problem::dense(512, 512, 64, 4), bench, s);
   EXPECT_EQ(find(shallow, tile64_s8).status, CandidateStatus::pruned);
-  EXPECT_NE(find(shallow, tile64_s8).reason.find("under 64 per slice"), std::string::npos);
+  EXPECT_NE(find(shallow, tile64_s8).reason.find("under 16 per slice"), std::string::npos);
   EXPECT_EQ(compiled.size(), 2u);
   // 2048^3: 1024 tiles already fill the SMs: no split is compiled.
   compiled.clear();

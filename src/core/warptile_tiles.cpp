@@ -93,8 +93,10 @@ std::string check_split(const Variant& v) {
 }
 
 std::string split_k_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
-  // Below this much of K per slice, a slice's tile loads are not amortized.
-  constexpr std::int64_t kMinKPerSlice = 64;
+  // Below one K tile (BK is at most 16) per slice, a slice has nothing of its own to multiply. The
+  // rule once asked for 64, and the exhaustive search found 4- and 8-way splits of K = 255 that
+  // beat every candidate it kept.
+  constexpr std::int64_t kMinKPerSlice = 16;
   const int splits = k_slices(v);
   const LaunchGeometry g = warptile_geometry(v, p);
   const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
