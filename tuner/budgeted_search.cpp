@@ -133,6 +133,16 @@ std::set<std::string> leaders_of_unmeasured_families(const std::vector<RankedCan
   return leaders;
 }
 
+TimingPlan screening_plan(const TimingPlan& full) {
+  TimingPlan screen;
+  screen.warmup = 1;
+  screen.probe = 3;
+  screen.min_samples = 3;
+  screen.max_samples = 20;
+  screen.target_ms = kScreeningTargetMs;
+  return capped(screen, full);
+}
+
 int candidates_within_budget(double budget_ms, double launch_ms) {
   const double n =
       budget_ms / (kCandidateOverheadMs + kLaunchesPerCandidate * std::max(launch_ms, 1e-3));
@@ -204,13 +214,7 @@ void time_by_successive_halving(
   const auto now = settings.now_ms;
 
   // Screening: verify each, then a warm-up, a short probe and a few repetitions.
-  TimingPlan screen;
-  screen.warmup = 1;
-  screen.probe = 3;
-  screen.min_samples = 3;
-  screen.max_samples = 20;
-  screen.target_ms = kScreeningTargetMs;
-  screen = capped(screen, full);
+  const TimingPlan screen = screening_plan(full);
   double best = std::numeric_limits<double>::infinity();
   int screened = 0;
   const int selected = static_cast<int>(in_the_running(candidates).size());

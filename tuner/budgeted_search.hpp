@@ -27,6 +27,9 @@ inline constexpr int kMostSelected = 400;
 // The screening times each candidate for about this long (3 to 20 launches after the probe), so
 // that kernels of a few microseconds, whose single launches are noisy, are compared on more.
 inline constexpr double kScreeningTargetMs = 0.5;
+// The screening's plan: a warm-up, a probe of 3 and 3 to 20 launches for kScreeningTargetMs,
+// within the bench's own plan `full`. Provider candidates are screened with it too.
+TimingPlan screening_plan(const TimingPlan& full);
 int candidates_within_budget(double budget_ms, double launch_ms);
 // Once the budget is spent nothing more is compiled, but the candidates of the chunk compiled last
 // (on a first tuning NVRTC takes seconds a chunk and can run the budget out by itself) are still

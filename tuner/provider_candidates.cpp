@@ -24,17 +24,6 @@ TimingResult CandidateBench::time_prepared(const std::string& name, const Launch
 
 namespace {
 
-// The budgeted search's screening plan (budgeted_search.cpp), within the bench's own.
-TimingPlan screening_plan(const TimingPlan& full) {
-  TimingPlan plan;
-  plan.warmup = std::min(1, full.warmup);
-  plan.probe = std::max(1, std::min(3, full.probe));
-  plan.max_samples = std::min(20, full.max_samples);
-  plan.min_samples = std::min(3, plan.max_samples);
-  plan.target_ms = std::min(kScreeningTargetMs, full.target_ms);
-  return plan;
-}
-
 struct Listed {
   detail::CandidateProvider* provider;
   CandidateResult result;
