@@ -12,6 +12,7 @@
 #include <set>
 
 #include "dispatcher.hpp"
+#include "fake_vendor_provider.hpp"
 #include "kernel_sources.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
@@ -332,7 +333,47 @@ TEST(Dispatcher, GemmReadsThePreloadedEntriesWithoutCandidatesAndAutotuneWithThe
   ASSERT_EQ(r.candidates.size(), 1u);
   EXPECT_EQ(r.candidates[0].variant, "tiled_t8_p0");
   EXPECT_EQ(rig.preloaded_reads, 1);
-  EXPECT_EQ(rig.header_reads, headers_before);
+  EXPECT_EQ(rig.header_reads, headers_before + 1);  // found among the headers first
+}
+
+// A shape the shipped results lack is found missing among the entries without candidates: an
+// autotune() of it never parses the candidate tables (the bulk of the shipped file), which would
+// make the first call of a process block for as long.
+TEST(Dispatcher, AnAutotuneMissReadsNoPreloadedCandidateTables) {
+  Rig rig({stored(Problem::dense(256, 256, 256, 4), "tiled_t8_p0", "preloaded")});
+  const AutotuneResult r = rig.autotune(Problem::dense(300, 200, 100, 4), TunePolicy::off);
+  EXPECT_EQ(r.source, ResultSource::fallback);
+  EXPECT_GT(rig.header_reads, 0);
+  EXPECT_EQ(rig.preloaded_reads, 0);
+}
+
+// A process that asks for own kernels only tunes a shape whose stored winner is a vendor
+// candidate (it may not run it); its result is served to it but not stored over the one that
+// every process allowing vendor candidates is served. Where no vendor winner is stored, it is
+// stored as any result.
+TEST(Dispatcher, AnOwnKernelsTuningDoesNotReplaceAStoredVendorWinner) {
+  detail::register_candidate_provider(std::make_unique<testing::FakeVendorProvider>());
+  struct Unregister {
+    ~Unregister() { detail::unregister_candidate_provider("fakevendor"); }
+  } unregister;
+  Rig rig;
+  rig.store->add(stored(kShape, "fakevendor_a1"));
+  Problem own = kShape;
+  own.vendor = false;
+  const AutotuneResult tuned = rig.autotune(own);
+  EXPECT_EQ(tuned.source, ResultSource::tuned);
+  EXPECT_EQ(tuned.winner, "tiled_t16_p0");
+  ASSERT_NE(rig.store->at(kShape), nullptr);
+  EXPECT_EQ(rig.store->at(kShape)->winner, "fakevendor_a1");
+  const AutotuneResult served = rig.autotune(kShape);
+  EXPECT_EQ(served.source, ResultSource::cache);
+  EXPECT_EQ(served.winner, "fakevendor_a1");
+
+  Problem other = Problem::dense(640, 640, 640, 4);
+  other.vendor = false;
+  EXPECT_EQ(rig.autotune(other).source, ResultSource::tuned);
+  ASSERT_NE(rig.store->at(other), nullptr);
+  EXPECT_EQ(rig.store->at(other)->winner, "tiled_t16_p0");
 }
 
 // Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there,

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "candidate_provider.hpp"
 #include "fallback_policy.hpp"
 #include "log.hpp"
 #include "provenance.hpp"
@@ -182,8 +183,11 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       const auto entry = results_.fresh_entry(device, problem, call.wants_result);
       if (!entry) return std::nullopt;
       if (const std::string unusable = why_unusable(entry->winner, device, problem); !unusable.empty()) {
-        log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
-                                " is ignored: " + unusable);
+        // The caller's own choice (vendor candidates off) is no problem with the cache.
+        const detail::CandidateProvider* provider = detail::provider_of(entry->winner);
+        const bool chosen = provider != nullptr && provider->vendor() && !problem.vendor;
+        log(chosen ? LogLevel::info : LogLevel::warn, "cached winner " + entry->winner + " for " +
+                                                          describe(problem) + " is ignored: " + unusable);
         return std::nullopt;
       }
       log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +

@@ -45,10 +45,16 @@ std::optional<cache::StoredEntry> StoredResults::usable_entry(const DeviceInfo& 
 std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInfo& device,
                                                                  const Problem& problem,
                                                                  bool with_candidates) {
-  return cache::find_preloaded(with_candidates ? preloaded() : preloaded_headers(),
-                               device.model_key(), device.arch(), problem.M, problem.N, problem.K,
-                               class_of(problem), running_versions(device, problem.precision),
-                               problem.precision);
+  const auto find_in = [&](const std::vector<cache::StoredEntry>& entries) {
+    return cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M, problem.N,
+                                 problem.K, class_of(problem),
+                                 running_versions(device, problem.precision), problem.precision);
+  };
+  // The headers first: reading the candidate tables parses the whole shipped file, which a miss
+  // (most shapes of an application) must not pay for.
+  auto header = find_in(preloaded_headers());
+  if (!header || !with_candidates) return header;
+  return find_in(preloaded());
 }
 
 std::optional<std::string> StoredResults::stored_winner(const DeviceInfo& device,

@@ -56,6 +56,9 @@ class TuningCoordinator {
   // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
   // its kernel; nullopt when the part must be tuned.
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
+  // Whether storing an own-kernels-only result of `problem` would replace a fresh stored result
+  // whose winner is a vendor candidate.
+  bool replaces_a_vendor_winner(const DeviceInfo& device, const Problem& problem);
   // The measured shapes a budgeted tuning of `problem` ranks its candidates by.
   std::vector<tuner::MeasuredShape> history_for(const DeviceInfo& device, const Problem& problem);
 

@@ -1,0 +1,44 @@
+// A fake vendor candidate provider for CPU tests: its candidates are names it is given, it runs
+// nothing (an enqueue is counted), and it can be told that one of them is unavailable here.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "candidate_provider.hpp"
+
+namespace tilemm::testing {
+
+class FakePrepared : public detail::PreparedCandidate {
+ public:
+  void enqueue(const GemmArgs&, cudaStream_t) const override { ++enqueued; }
+  mutable int enqueued = 0;
+};
+
+// The candidates `names` ("fakevendor_a1" and "fakevendor_a2" unless a test lists more), for
+// every problem.
+class FakeVendorProvider : public detail::CandidateProvider {
+ public:
+  std::string prefix() const override { return "fakevendor"; }
+  bool vendor() const override { return true; }
+  std::string why_not_a_name(const std::string& name) const override {
+    return std::find(names.begin(), names.end(), name) != names.end() ? "" : "unknown fake algorithm";
+  }
+  std::vector<std::string> candidates(const DeviceInfo&, const Problem&) override {
+    ++listed;
+    return names;
+  }
+  std::string why_cannot_run(const std::string& name, const DeviceInfo&, const Problem&) override {
+    return name == unavailable ? "not in this fake library" : "";
+  }
+  const detail::PreparedCandidate& prepare(const std::string&, const DeviceInfo&) override {
+    return prepared;
+  }
+  std::vector<std::string> names{"fakevendor_a1", "fakevendor_a2"};
+  int listed = 0;
+  std::string unavailable;
+  FakePrepared prepared;
+};
+
+}  // namespace tilemm::testing
