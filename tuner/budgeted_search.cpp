@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <limits>
 #include <map>
 #include <set>
@@ -209,7 +210,8 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
 void time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
     double deadline_ms, int chunk,
-    const std::function<void(const std::vector<SearchCandidate*>&)>& compile) {
+    const std::function<void(const std::vector<SearchCandidate*>&)>& compile,
+    const std::function<void()>& while_first_chunk_compiles) {
   const TimingPlan full = bench.timing_plan();
   const auto now = settings.now_ms;
 
@@ -226,8 +228,10 @@ void time_by_successive_halving(
   // next chunk on (nothing there is compiled yet), once per family.
   std::string leading_unmeasured_family;
   std::set<std::string> moved_forward;
-  // When the chunk compiled last finished compiling, on settings' clock.
+  // When the chunk compiled last finished compiling, and how long it took, on settings' clock.
   double chunk_compiled_ms = -std::numeric_limits<double>::infinity();
+  double chunk_compile_ms = 0.0;
+  bool overlapped = false;  // while_first_chunk_compiles has run
   for (std::size_t i = 0; i < selection.size(); ++i) {
     if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
         moved_forward.insert(leading_unmeasured_family).second)
@@ -236,9 +240,26 @@ void time_by_successive_halving(
                               return s->variant.family == leading_unmeasured_family;
                             });
     SearchCandidate& c = *selection[i];
-    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms)) {
-      compile({selection.begin() + static_cast<std::ptrdiff_t>(i),
-               selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size()))});
+    if (i % per_chunk == 0 &&
+        !(screened >= kFewestSelected && now() + chunk_compile_ms > deadline_ms)) {
+      const std::vector<SearchCandidate*> next(
+          selection.begin() + static_cast<std::ptrdiff_t>(i),
+          selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size())));
+      const double started = now();
+      if (i == 0 && while_first_chunk_compiles) {
+        overlapped = true;
+        // The compilers run on their own threads; what the caller overlaps runs here. The
+        // future's destructor waits for them if the caller's work throws.
+        std::future<double> compiled = std::async(std::launch::async, [&] {
+          compile(next);
+          return now();
+        });
+        while_first_chunk_compiles();
+        chunk_compile_ms = compiled.get() - started;
+      } else {
+        compile(next);
+        chunk_compile_ms = now() - started;
+      }
       chunk_compiled_ms = now();
     }
     if (c.result.status != CandidateStatus::ok) continue;  // a compile error
@@ -261,6 +282,7 @@ void time_by_successive_halving(
     if (settings.progress) settings.progress(screened, selected);
   }
   if (settings.progress && screened < selected) settings.progress(selected, selected);
+  if (!overlapped && while_first_chunk_compiles) while_first_chunk_compiles();  // nothing compiled
 
   // Rounds: the better half again, with twice the launches, while more than two remain and the
   // time left pays for a round; then the final round of the best two.

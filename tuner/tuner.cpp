@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -219,20 +220,34 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   // Under a budget the providers' candidates go first and spend the same deadline as the
   // variants (their own screening, then a full timing of the fastest few), so that a first call
   // costs what the budget says whichever candidates a problem draws on.
+  const double admitted_ms = settings.now_ms();
   std::vector<CandidateResult> provider_results;
   double provider_best_ms = std::numeric_limits<double>::infinity();
-  if (budgeted)
-    measure_provider_candidates(device, problem, bench, settings, provider_best_ms, provider_results);
+  double selected_ms = admitted_ms, providers_ms = 0.0, compile_ms = 0.0;
+  std::size_t compiled = 0;
   if (budgeted) {
     // The pruning rules shape only a budgeted search: the exhaustive one times every candidate
     // that can run, so that what it finds is the truth the rules are checked against.
     apply_cheap_pruning(pending, device, problem, exempt);
     select_within_budget(pending, device, problem, settings);
+    selected_ms = settings.now_ms();
+    // The providers' candidates are timed while the first chunk compiles: they use the GPU, the
+    // compilers the CPUs, less the one that keeps the GPU's launches coming.
+    const int compilers = bench.runs_prepared() ? std::max(1, threads - 1) : threads;
     // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
     time_by_successive_halving(
-        pending, bench, settings, deadline_ms, threads,
+        pending, bench, settings, deadline_ms, compilers,
         [&](const std::vector<SearchCandidate*>& chunk) {
-          compile_candidates(chunk, device.arch(), settings.compile, threads);
+          const double before = settings.now_ms();
+          compile_candidates(chunk, device.arch(), settings.compile, compilers);
+          compile_ms += settings.now_ms() - before;
+          compiled += chunk.size();
+        },
+        [&] {
+          const double before = settings.now_ms();
+          measure_provider_candidates(device, problem, bench, settings, provider_best_ms,
+                                      provider_results);
+          providers_ms = settings.now_ms() - before;
         });
   } else {
     time_every_candidate(pending, bench, settings, device.arch(), threads);
@@ -253,6 +268,20 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     if (p.result.variant == out.winner) out.winner_binary = std::move(*p.binary);
   out.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (budgeted && detail::log_enabled(detail::LogLevel::debug)) {
+    // Where a tuning's time went, for a user who asks why a first call took as long as it did.
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "tuning phases of %lldx%lldx%lld (budget %.0f ms): listing %.0f ms, selection "
+                  "%.0f ms, compiling %.0f ms (%zu variants), providers %.0f ms (%zu candidates, "
+                  "while the first chunk compiled), screening and rounds %.0f ms, total %.0f ms",
+                  static_cast<long long>(problem.M), static_cast<long long>(problem.N),
+                  static_cast<long long>(problem.K), settings.budget_ms,
+                  admitted_ms - (deadline_ms - settings.budget_ms), selected_ms - admitted_ms,
+                  compile_ms, compiled, providers_ms, provider_results.size(),
+                  settings.now_ms() - selected_ms - compile_ms, 1000.0 * out.seconds);
+    detail::log(detail::LogLevel::debug, line);
+  }
   return out;
 }
 
