@@ -26,6 +26,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench_harness.hpp"
@@ -188,6 +189,8 @@ int main(int argc, char** argv) {
 
     std::vector<Row> rows;
     std::map<tilemm::Precision, std::vector<double>> ratios, ratios_same;
+    // medium against cuBLAS's TF32 tensor-op path, per shape: {shape, L2-cold, L2-warm}.
+    std::vector<std::tuple<std::string, double, double>> medium_vs_tf32;
     using tilemm::bench::Inputs;
     for (const auto& [m, n, k] : todo) {
       const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -277,9 +280,12 @@ int main(int argc, char** argv) {
       rows.back().ms_same = cublas_same_ms;
       rows.back().vs_cublas_same = 1.0;
       check("best_tiled", best_tiled, tiled_ms, [&](const Set& s) { tilemm::run_variant(tiled, args_for(s)); });
-      if (with_tf32)
+      if (with_tf32) {
         check("cublas_tf32", "cublasSgemm TF32 tensor op", cold[1], run_tf32,
               tilemm::Precision::medium);
+        rows.back().ms_same = warm[1];
+        rows.back().vs_cublas_same = cublas_same_ms / warm[1];
+      }
       for (std::size_t i = 0; i < precisions.size(); ++i) {
         const tilemm::Precision mode = precisions[i];
         const double tilemm_ms = cold[first_mode + i];
@@ -289,6 +295,8 @@ int main(int argc, char** argv) {
         rows.back().vs_cublas_same = cublas_same_ms / tilemm_same_ms;
         ratios[mode].push_back(cublas_ms / tilemm_ms);
         ratios_same[mode].push_back(cublas_same_ms / tilemm_same_ms);
+        if (with_tf32 && mode == tilemm::Precision::medium)
+          medium_vs_tf32.emplace_back(shape, cold[1] / tilemm_ms, warm[1] / tilemm_same_ms);
       }
       const std::size_t shape_rows = 2 + (with_tf32 ? 1 : 0) + precisions.size();
       for (auto it = rows.end() - static_cast<std::ptrdiff_t>(shape_rows); it != rows.end(); ++it)
@@ -319,6 +327,12 @@ int main(int argc, char** argv) {
                   "%.3f same inputs (L2-warm)\n",
                   contender_of(mode).c_str(), ratios[mode].size(), geomean(ratios[mode]),
                   geomean(ratios_same[mode]));
+    if (!medium_vs_tf32.empty()) {
+      std::printf("cuBLAS TF32 time / tilemm_medium time (L2-cold, L2-warm):");
+      for (const auto& [shape, cold_ratio, warm_ratio] : medium_vs_tf32)
+        std::printf("  %s %.3f %.3f", shape.c_str(), cold_ratio, warm_ratio);
+      std::printf("\n");
+    }
     return tilemm::tool::kSuccess;
   });
 }
