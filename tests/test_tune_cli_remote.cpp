@@ -1,10 +1,14 @@
 // tilemm-tune against the fleet's store without a GPU: --import, --list, --export and --clear
-// with --remote on a private redis-server, --shapes-file, and the usage errors of --remote.
+// with --remote on a private redis-server, --shapes-file, the usage errors of --remote, and the
+// store handed to a tuning worker process.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "isolated_tuning.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "remote_commands.hpp"
@@ -48,6 +52,25 @@ cache::StoredEntry sample(std::int64_t m) {
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// A stand-in for "tilemm-tune --worker": writes the store its environment names and its command
+// line into `dir`, then reports the shape done, as a worker whose result is in the cache does.
+std::string fake_worker(const testing::TempDir& dir) {
+  const std::string path = dir.file("worker.sh");
+  write(path, "#!/bin/sh\n"
+              "printf '%s' \"${TILEMM_REMOTE_CACHE-unset}\" > '" + dir.file("remote") + "'\n"
+              "printf '%s' \"$*\" > '" + dir.file("args") + "'\n"
+              "echo done\n");
+  chmod(path.c_str(), 0700);
+  return path;
+}
 
 TEST(TuneCliRemote, ImportListExportAndClearActOnTheFleetsStore) {
   if (const std::string why = testing::why_no_redis_server(); !why.empty()) GTEST_SKIP() << why;
@@ -113,6 +136,26 @@ TEST(TuneCliRemote, AShapesFileNamesOneShapePerLineAndItsBadLine) {
     EXPECT_EQ(e.argument(), "--shapes-file");
     EXPECT_NE(std::string(e.what()).find("bad.txt:2"), std::string::npos) << e.what();
   }
+}
+
+TEST(TuneCliRemote, AWorkerGetsTheStoreInItsOwnEnvironmentNotOnItsCommandLine) {
+  testing::TempDir dir;
+  const std::string worker = fake_worker(dir);
+  const char* parent_before = std::getenv("TILEMM_REMOTE_CACHE");
+  SearchChoice search;
+  search.remote_cache = "redis://tuner:secret@fleet.example:6390/2";
+  const IsolatedOutcome outcome = tune_in_worker(worker, 0, {64, 32, 16}, search, 30, nullptr);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(read(dir.file("remote")), search.remote_cache);
+  const std::string args = read(dir.file("args"));
+  EXPECT_NE(args.find("--shapes 64x32x16"), std::string::npos) << args;
+  EXPECT_EQ(args.find("secret"), std::string::npos) << "the password is on the command line: " << args;
+  // The parent's own environment is not how the URL travels.
+  EXPECT_EQ(std::getenv("TILEMM_REMOTE_CACHE"), parent_before);
+
+  search.remote_cache.clear();  // no store: none in the worker's environment either
+  ASSERT_TRUE(tune_in_worker(worker, 0, {64, 32, 16}, search, 30, nullptr).ok);
+  EXPECT_EQ(read(dir.file("remote")), "unset");
 }
 
 }  // namespace

@@ -235,13 +235,12 @@ void add_fleet_options(CLI::App& app, std::string& remote, std::string& shapes_f
       ->option_text("FILE");
 }
 
-void export_remote_url(const std::string& url) {
+void check_remote_url(const std::string& url) {
   try {
     cache::parse_redis_url(url);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument("--remote", tool::without_library_prefix(e.what()));
   }
-  setenv("TILEMM_REMOTE_CACHE", url.c_str(), 1);
 }
 
 int run_remote(const RemoteRun& run, const std::vector<Shape>& shapes,
