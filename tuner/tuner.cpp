@@ -216,13 +216,20 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // Under a budget the providers' candidates go first and spend the same deadline as the
-  // variants (their own screening, then a full timing of the fastest few), so that a first call
-  // costs what the budget says whichever candidates a problem draws on.
-  std::vector<CandidateResult> provider_results;
-  double provider_best_ms = std::numeric_limits<double>::infinity();
-  if (budgeted)
-    measure_provider_candidates(device, problem, bench, settings, provider_best_ms, provider_results);
+  // The providers' candidates are measured once, against the best median the variants have so
+  // far (the give-up rule's reference). Under a budget they go first and spend the same deadline
+  // as the variants (their own screening, then a full timing of the fastest few), so that a first
+  // call costs what the budget says whichever candidates a problem draws on; nothing is timed
+  // yet then. The exhaustive search times them after every variant.
+  double variants_best_ms = std::numeric_limits<double>::infinity();
+  if (!budgeted) {
+    time_every_candidate(pending, bench, settings, device.arch(), threads);
+    for (const auto& p : pending)
+      if (p.result.status == CandidateStatus::ok)
+        variants_best_ms = std::min(variants_best_ms, p.result.stats.median_ms);
+  }
+  std::vector<CandidateResult> provider_results =
+      measure_provider_candidates(device, problem, bench, settings, variants_best_ms);
   if (budgeted) {
     // The pruning rules shape only a budgeted search: the exhaustive one times every candidate
     // that can run, so that what it finds is the truth the rules are checked against.
@@ -234,16 +241,10 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
         [&](const std::vector<SearchCandidate*>& chunk) {
           compile_candidates(chunk, device.arch(), settings.compile, threads);
         });
-  } else {
-    time_every_candidate(pending, bench, settings, device.arch(), threads);
   }
 
   TuneOutcome out;
   for (auto& p : pending) out.candidates.push_back(p.result);
-  double best_ms = std::numeric_limits<double>::infinity();
-  for (const auto& c : out.candidates)
-    if (c.status == CandidateStatus::ok) best_ms = std::min(best_ms, c.stats.median_ms);
-  if (!budgeted) measure_provider_candidates(device, problem, bench, settings, best_ms, provider_results);
   for (auto& r : provider_results) out.candidates.push_back(std::move(r));
   for (auto& r : rejected) out.candidates.push_back(std::move(r));
   out.margin = rank_candidates(out.candidates);
