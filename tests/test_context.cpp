@@ -1,6 +1,6 @@
 // tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file and
-// passes its own hooks to its tunings; fakes stand in for SQLite, the kernels and the GPU tuner
-// (as in tests/test_dispatcher.cpp), wired per context from its settings.
+// passes its own hooks to its tunings. Fakes stand in for SQLite, the kernels and the GPU tuner
+// (tests/dispatch_fakes.hpp), wired per context from its settings.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,9 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher.hpp"
-#include "provenance.hpp"
-#include "synthetic_device.hpp"
+#include "dispatch_fakes.hpp"
 #include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
@@ -18,54 +16,43 @@ namespace tilemm {
 namespace {
 
 using cache::StoredEntry;
-using dispatch::Collaborators;
+using testing::FixedTuner;
+using testing::MemoryStore;
 
-DeviceInfo device() {
-  DeviceInfo d = testing::synthetic_h200();
-  d.nvrtc_version = 13000;
-  d.driver_version = 13000;
-  return d;
-}
-
-// Cache files by path: what a store opened at a path reads and writes.
+// Cache files by path: the store a context opens at its path.
 struct Disk {
-  std::map<std::string, std::vector<StoredEntry>> files;
+  std::map<std::string, MemoryStore> files;
   std::vector<std::string> opened;  // the path of each store as it was first used
 };
 
-// A store that asks its context for the path on first use, as the real one does.
+// A store that asks its context for the path on first use, as the real one does, then is the
+// file at that path.
 class PathStore : public dispatch::ResultStore {
  public:
   PathStore(Disk& disk, const Context& context) : disk_(disk), context_(context) {}
   std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
-                                  const std::string& problem_class, bool) override {
-    for (const auto& e : file())
-      if (e.device_key == device_key && e.M == p.M && e.N == p.N && e.K == p.K &&
-          e.problem_class == problem_class && e.precision == p.precision)
-        return e;
-    return std::nullopt;
+                                  const std::string& problem_class, bool with_candidates) override {
+    return file().find(device_key, p, problem_class, with_candidates);
   }
-  std::vector<StoredEntry> list(const std::string&) override { return file(); }
-  void put_all(const std::vector<StoredEntry>& entries) override {
-    auto& f = file();
-    f.insert(f.end(), entries.begin(), entries.end());
+  std::vector<StoredEntry> list(const std::string& device_key) override {
+    return file().list(device_key);
   }
+  void put_all(const std::vector<StoredEntry>& entries) override { file().put_all(entries); }
   bool loads_stored_code() override { return true; }
   std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
                                               const std::string&) override {
     return std::nullopt;
   }
   void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
-  bool try_acquire_lease(const std::string&, const std::string& owner, double) override {
-    lease_owners.push_back(owner);
-    return true;
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    return file().try_acquire_lease(key, owner, ttl);
   }
-  void release_lease(const std::string&, const std::string&) override {}
-
-  std::vector<std::string> lease_owners;
+  void release_lease(const std::string& key, const std::string& owner) override {
+    file().release_lease(key, owner);
+  }
 
  private:
-  std::vector<StoredEntry>& file() {
+  MemoryStore& file() {
     if (path_.empty()) {
       path_ = context_.cache_path();
       disk_.opened.push_back(path_);
@@ -77,87 +64,21 @@ class PathStore : public dispatch::ResultStore {
   std::string path_;
 };
 
-class Loader : public dispatch::KernelLoader {
- public:
-  const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
-    const auto it = loaded_.find(variant_name(v));
-    return it == loaded_.end() ? nullptr : it->second.get();
-  }
-  const detail::LoadedKernel& load(const DeviceInfo&, const Variant& v,
-                                   const std::vector<char>&) override {
-    auto& slot = loaded_[variant_name(v)];
-    if (!slot) {
-      slot = std::make_unique<detail::LoadedKernel>();
-      slot->variant = v;
-    }
-    return *slot;
-  }
-  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
-    detail::CompiledVariant c;
-    c.name = variant_name(v);
-    c.arch = arch;
-    c.template_hash = "h";
-    c.cubin = {'C'};
-    return c;
-  }
-
- private:
-  std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded_;
-};
-
-// Every tuning wins with `winner`; records what each tuning was handed.
-class Tuner : public dispatch::ShapeTuner {
- public:
-  explicit Tuner(std::string winner) : winner_(std::move(winner)) {}
-  tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
-                          const dispatch::TuneRequest& request) override {
-    tuned.push_back(problem.M);
-    hook_owners.push_back(request.hooks != nullptr ? request.hooks->lease_owner : "(no hooks)");
-    if (request.hooks != nullptr && request.hooks->on_candidate) request.hooks->on_candidate(winner_);
-    tuner::ShapeTuning t;
-    t.outcome.winner = winner_;
-    t.outcome.median_ms = 1.0;
-    CandidateResult c;
-    c.variant = winner_;
-    c.stats.median_ms = 1.0;
-    t.outcome.candidates = {c};
-    t.outcome.winner_binary.name = winner_;
-    t.outcome.winner_binary.cubin = {'T'};
-    return t;
-  }
-  std::vector<std::int64_t> tuned;
-  std::vector<std::string> hook_owners;
-
- private:
-  std::string winner_;
-};
-
-const std::vector<StoredEntry> kNone;
-
-// A context over the fakes; `tuner` and `store` point at its own.
+// A context over the fakes; `tuner` points at its own.
 struct FakeContext {
-  Tuner* tuner = nullptr;
-  PathStore* store = nullptr;
+  FixedTuner* tuner = nullptr;
   std::unique_ptr<Context> context;
 
   FakeContext(Disk& disk, ContextSettings settings, const std::string& winner) {
     context = std::make_unique<Context>(std::move(settings), [&](const Context& self) {
-      Collaborators parts;
-      auto s = std::make_unique<PathStore>(disk, self);
-      auto t = std::make_unique<Tuner>(winner);
-      store = s.get();
+      auto t = std::make_unique<FixedTuner>(winner);
       tuner = t.get();
-      parts.store = std::move(s);
-      parts.loader = std::make_unique<Loader>();
-      parts.tuner = std::move(t);
-      parts.preloaded = []() -> const std::vector<StoredEntry>& { return kNone; };
-      parts.preloaded_headers = []() -> const std::vector<StoredEntry>& { return kNone; };
-      parts.lease_owner = "host:1";
-      return parts;
+      return testing::fake_collaborators(std::make_unique<PathStore>(disk, self), std::move(t),
+                                         "host:1");
     });
   }
   AutotuneResult autotune(const Problem& p) {
-    return context->dispatcher().autotune(device(), p, context->settings().options);
+    return context->dispatcher().autotune(testing::fake_device(), p, context->settings().options);
   }
 };
 
@@ -180,15 +101,15 @@ TEST(Context, TwoContextsWithTheirOwnCachesTuneAndServeIndependently) {
   const AutotuneResult first = a.autotune(kShape);
   EXPECT_EQ(first.source, ResultSource::tuned);
   EXPECT_EQ(first.winner, "tiled_t16_p0");
-  ASSERT_EQ(disk.files["/caches/a.db"].size(), 1u);
-  EXPECT_TRUE(disk.files["/caches/b.db"].empty());  // a's tuning went to a's file only
+  ASSERT_EQ(disk.files["/caches/a.db"].entries.size(), 1u);
+  EXPECT_TRUE(disk.files["/caches/b.db"].entries.empty());  // a's tuning went to a's file only
 
   // b has its own file and memo: the shape is new to it, so it tunes, with its own tuner.
   const AutotuneResult other = b.autotune(kShape);
   EXPECT_EQ(other.source, ResultSource::tuned);
   EXPECT_EQ(other.winner, "naive");
   EXPECT_EQ(b.tuner->tuned, std::vector<std::int64_t>{512});
-  EXPECT_EQ(disk.files["/caches/b.db"].size(), 1u);
+  EXPECT_EQ(disk.files["/caches/b.db"].entries.size(), 1u);
 
   // Each serves its own result from now on; a tunes nothing more.
   EXPECT_EQ(a.autotune(kShape).winner, "tiled_t16_p0");
@@ -216,10 +137,10 @@ TEST(Context, ItsHooksGoWithItsTuningsAndNoOtherContexts) {
   hooked.autotune(kShape);
   plain.autotune(kShape);
   EXPECT_EQ(hooked.tuner->hook_owners, std::vector<std::string>{"host:1:gpu0"});
-  EXPECT_EQ(hooked.store->lease_owners, std::vector<std::string>{"host:1:gpu0"});
+  EXPECT_EQ(disk.files["/caches/a.db"].lease_askers, std::vector<std::string>{"host:1:gpu0"});
   EXPECT_EQ(announced, std::vector<std::string>{"tiled_t16_p0"});
   EXPECT_EQ(plain.tuner->hook_owners, std::vector<std::string>{"(no hooks)"});
-  EXPECT_EQ(plain.store->lease_owners, std::vector<std::string>{"host:1"});
+  EXPECT_EQ(disk.files["/caches/b.db"].lease_askers, std::vector<std::string>{"host:1"});
 }
 
 TEST(Context, AnEmptyCachePathIsTheEnvironmentsAtEachAsking) {
