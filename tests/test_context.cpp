@@ -1,8 +1,10 @@
-// tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file and
-// passes its own hooks to its tunings. Fakes stand in for SQLite, the kernels and the GPU tuner
+// tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file, passes
+// its own hooks to its tunings and counts its own tunings; its BLAS-style members check their
+// arguments as the free functions do. Fakes stand in for SQLite, the kernels and the GPU tuner
 // (tests/dispatch_fakes.hpp), wired per context from its settings.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,6 +143,76 @@ TEST(Context, ItsHooksGoWithItsTuningsAndNoOtherContexts) {
   EXPECT_EQ(announced, std::vector<std::string>{"tiled_t16_p0"});
   EXPECT_EQ(plain.tuner->hook_owners, std::vector<std::string>{"(no hooks)"});
   EXPECT_EQ(disk.files["/caches/b.db"].lease_askers, std::vector<std::string>{"host:1"});
+}
+
+TEST(Context, CountsItsOwnTuningsWhileTheFreeCounterCountsEveryContexts) {
+  Disk disk;
+  FakeContext a(disk, at("/caches/a.db"), "tiled_t16_p0");
+  FakeContext b(disk, at("/caches/b.db"), "naive");
+  const std::uint64_t process_before = tunings_run();
+  a.autotune(kShape);
+  a.autotune(Problem::dense(256, 256, 256, 4));
+  b.autotune(kShape);
+  a.autotune(kShape);  // served from a's memo: no tuning
+  EXPECT_EQ(a.context->tunings_run(), 2u);
+  EXPECT_EQ(b.context->tunings_run(), 1u);
+  EXPECT_EQ(tunings_run() - process_before, 3u);
+}
+
+std::string rejected(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InvalidArgument& e) {
+    return e.argument();
+  }
+  return "<accepted>";
+}
+
+// The BLAS-style members run with the context's options unless given others: a context whose
+// settings hold a budget no call may run with refuses a call that passes none, before any
+// device is asked for, and serves an empty problem without opening its cache.
+TEST(Context, ItsBlasStyleMembersRunWithItsOwnOptions) {
+  Disk disk;
+  ContextSettings broken = at("/caches/a.db");
+  broken.options.tune_budget_ms = -1;
+  FakeContext a(disk, broken, "naive");
+  float x[64] = {};
+  Context& c = *a.context;
+  EXPECT_EQ(rejected([&] {
+              c.gemm(Layout::column_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4);
+            }),
+            "tune_budget_ms");
+  EXPECT_EQ(rejected([&] {
+              c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
+                                     x, 3, 12, 0, x, 3, 6, 2);
+            }),
+            "tune_budget_ms");
+  Options given;
+  given.tune_budget_ms = 10;
+  given.precision = static_cast<Precision>(9);  // what the passed Options say is checked
+  EXPECT_EQ(rejected([&] {
+              c.gemm(Layout::row_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4,
+                     nullptr, given);
+            }),
+            "precision");
+  // The layout's own checks come first, as in the free functions.
+  EXPECT_EQ(rejected([&] {
+              c.gemm(Layout::column_major, Op::none, Op::none, 4, 5, 3, 1, x, 4, x, 3, 0, x, 3);
+            }),
+            "ldc");
+  EXPECT_EQ(rejected([&] {
+              c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
+                                     x, 3, 12, 0, x, 3, 6, -1);
+            }),
+            "batch_count");
+  given.precision = Precision::highest;
+  EXPECT_EQ(rejected([&] {  // M == 0: nothing to do
+              c.gemm(Layout::row_major, Op::transpose, Op::none, 0, 4, 4, 1, x, 1, x, 4, 0, x, 4,
+                     nullptr, given);
+            }),
+            "<accepted>");
+  EXPECT_TRUE(disk.opened.empty());
+  EXPECT_EQ(c.tunings_run(), 0u);
 }
 
 TEST(Context, AnEmptyCachePathIsTheEnvironmentsAtEachAsking) {
