@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "gpu_test_support.hpp"
+#include "rejected_argument.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.h"
 #include "tilemm/tilemm.hpp"
@@ -12,21 +13,15 @@
 namespace tilemm {
 namespace {
 
-std::string rejected(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    return e.argument();
-  }
-  return "<accepted>";
-}
+
+using testing::rejected_argument;
 
 float dummy[64];
 
 TEST(BlasApiArguments, LeadingDimensionsFollowLayoutAndOp) {
   // 4 x 5 x 3. Row-major, A not transposed: A is 4 x 3, lda >= 3; transposed: stored 3 x 4, lda >= 4.
   auto call = [](Layout l, Op oa, Op ob, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-    return rejected([&] { gemm(l, oa, ob, 4, 5, 3, 1.0f, dummy, lda, dummy, ldb, 0.0f, dummy, ldc); });
+    return rejected_argument([&] { gemm(l, oa, ob, 4, 5, 3, 1.0f, dummy, lda, dummy, ldb, 0.0f, dummy, ldc); });
   };
   EXPECT_EQ(call(Layout::row_major, Op::none, Op::none, 2, 5, 5), "lda");
   EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 3, 5, 5), "lda");
@@ -40,15 +35,15 @@ TEST(BlasApiArguments, LeadingDimensionsFollowLayoutAndOp) {
 }
 
 TEST(BlasApiArguments, BadEnumsDimensionsPointersAndBatches) {
-  EXPECT_EQ(rejected([] { gemm(static_cast<Layout>(7), Op::none, Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "layout");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, static_cast<Op>(3), Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "op_a");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::none, Op::none, -1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
-  EXPECT_EQ(rejected([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, nullptr, 2, dummy, 2, 0, dummy, 2); }), "A");
-  EXPECT_EQ(rejected([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, dummy, 2, nullptr, 2, 0, dummy, 2); }), "B");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::transpose, Op::none, 2, 2, 2, 1, dummy, 2, dummy, 2, 0, nullptr, 2); }), "C");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::none, Op::none, std::int64_t{1} << 31, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
+  EXPECT_EQ(rejected_argument([] { gemm(static_cast<Layout>(7), Op::none, Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "layout");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, static_cast<Op>(3), Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "op_a");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::none, Op::none, -1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, nullptr, 2, dummy, 2, 0, dummy, 2); }), "A");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, dummy, 2, nullptr, 2, 0, dummy, 2); }), "B");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::transpose, Op::none, 2, 2, 2, 1, dummy, 2, dummy, 2, 0, nullptr, 2); }), "C");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::none, Op::none, std::int64_t{1} << 31, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
   auto batched = [](std::int64_t sa, std::int64_t sc, std::int64_t count) {
-    return rejected([&] {
+    return rejected_argument([&] {
       gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, dummy, 4, sa, dummy, 3, 12, 0, dummy, 3, sc, count);
     });
   };
@@ -310,7 +305,7 @@ TEST(Streams, AStreamOfAnotherDeviceIsRejected) {
   ASSERT_EQ(cudaStreamCreate(&other), cudaSuccess);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   testing::DeviceBuffer A(16), B(16), C(16);
-  EXPECT_EQ(rejected([&] { gemm(4, 4, 4, 1.0f, A.get(), 4, B.get(), 4, 0.0f, C.get(), 4, other); }), "stream");
+  EXPECT_EQ(rejected_argument([&] { gemm(4, 4, 4, 1.0f, A.get(), 4, B.get(), 4, 0.0f, C.get(), 4, other); }), "stream");
   cudaStreamDestroy(other);
 }
 

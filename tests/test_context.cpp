@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dispatch_fakes.hpp"
+#include "rejected_argument.hpp"
 #include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
@@ -18,6 +19,7 @@ namespace tilemm {
 namespace {
 
 using cache::StoredEntry;
+using testing::rejected_argument;
 using testing::FixedTuner;
 using testing::MemoryStore;
 
@@ -159,14 +161,6 @@ TEST(Context, CountsItsOwnTuningsWhileTheFreeCounterCountsEveryContexts) {
   EXPECT_EQ(tunings_run() - process_before, 3u);
 }
 
-std::string rejected(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    return e.argument();
-  }
-  return "<accepted>";
-}
 
 // The BLAS-style members run with the context's options unless given others: a context whose
 // settings hold a budget no call may run with refuses a call that passes none, before any
@@ -178,11 +172,11 @@ TEST(Context, ItsBlasStyleMembersRunWithItsOwnOptions) {
   FakeContext a(disk, broken, "naive");
   float x[64] = {};
   Context& c = *a.context;
-  EXPECT_EQ(rejected([&] {
+  EXPECT_EQ(rejected_argument([&] {
               c.gemm(Layout::column_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4);
             }),
             "tune_budget_ms");
-  EXPECT_EQ(rejected([&] {
+  EXPECT_EQ(rejected_argument([&] {
               c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
                                      x, 3, 12, 0, x, 3, 6, 2);
             }),
@@ -190,23 +184,23 @@ TEST(Context, ItsBlasStyleMembersRunWithItsOwnOptions) {
   Options given;
   given.tune_budget_ms = 10;
   given.precision = static_cast<Precision>(9);  // what the passed Options say is checked
-  EXPECT_EQ(rejected([&] {
+  EXPECT_EQ(rejected_argument([&] {
               c.gemm(Layout::row_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4,
                      nullptr, given);
             }),
             "precision");
   // The layout's own checks come first, as in the free functions.
-  EXPECT_EQ(rejected([&] {
+  EXPECT_EQ(rejected_argument([&] {
               c.gemm(Layout::column_major, Op::none, Op::none, 4, 5, 3, 1, x, 4, x, 3, 0, x, 3);
             }),
             "ldc");
-  EXPECT_EQ(rejected([&] {
+  EXPECT_EQ(rejected_argument([&] {
               c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
                                      x, 3, 12, 0, x, 3, 6, -1);
             }),
             "batch_count");
   given.precision = Precision::highest;
-  EXPECT_EQ(rejected([&] {  // M == 0: nothing to do
+  EXPECT_EQ(rejected_argument([&] {  // M == 0: nothing to do
               c.gemm(Layout::row_major, Op::transpose, Op::none, 0, 4, 4, 1, x, 1, x, 4, 0, x, 4,
                      nullptr, given);
             }),
