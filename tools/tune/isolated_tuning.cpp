@@ -227,13 +227,7 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
   };
   try {
     Context context(std::move(settings));
-    Options options;
-    options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
-    options.force = search.force;
-    options.tune_budget_ms = search.budget_ms;
-    options.precision = search.precision;
-    options.vendor = search.vendor;
-    options.remote_cache = search.remote_cache;
+    Options options = search.options();
     context.autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);

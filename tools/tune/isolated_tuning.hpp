@@ -31,6 +31,19 @@ struct SearchChoice {
   // The fleet's store the tunings look up and publish to (Options::remote_cache): --remote,
   // else TILEMM_REMOTE_CACHE; empty: none.
   std::string remote_cache = Options::remote_cache_from_environment();
+
+  // The Options of a tuning with this choice: TunePolicy::tune_on_miss whatever TILEMM_TUNE
+  // says, since the run is to tune.
+  Options options() const {
+    Options o;
+    o.policy = TunePolicy::tune_on_miss;
+    o.force = force;
+    o.tune_budget_ms = budget_ms;
+    o.precision = precision;
+    o.vendor = vendor;
+    o.remote_cache = remote_cache;
+    return o;
+  }
 };
 
 struct IsolatedOutcome {
