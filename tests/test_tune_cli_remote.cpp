@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -86,6 +87,30 @@ TEST(TuneCliRemote, ABadFileChangesNothingInTheStore) {
   write(dir.file("bad.json"), text);
   EXPECT_EQ(run_tune({"--import", dir.file("bad.json"), "--remote", server.url()}).code, 1);
   EXPECT_NE(run_tune({"--list", "--remote", server.url()}).out.find("0 entries"), std::string::npos);
+}
+
+// The store's --import and --export word a bad file as the local cache's do: the file the user
+// gave, and why in plain words. An import file is checked before the store is asked.
+TEST(TuneCliRemote, ImportAndExportErrorsNameTheFileAndWhy) {
+  testing::TempDir dir;
+  write(dir.file("bad.json"), "{oops");
+  std::filesystem::create_directory(dir.file("folder"));
+  const auto error_of = [](std::vector<std::string> args) {
+    const TuneCliRun r = run_tune(std::move(args));
+    EXPECT_EQ(r.code, 1) << r.err;
+    return r.err;
+  };
+  const std::string unreachable = "redis://127.0.0.1:1";
+  EXPECT_EQ(error_of({"--import", dir.file("bad.json"), "--remote", unreachable}),
+            "tilemm-tune: error: cannot import '" + dir.file("bad.json") +
+                "': not valid JSON at line 1, column 2: invalid literal (nothing was changed)\n");
+  EXPECT_EQ(error_of({"--import", dir.file("folder"), "--remote", unreachable}),
+            "tilemm-tune: error: cannot import '" + dir.file("folder") + "': is a directory\n");
+  if (const std::string why = testing::why_no_redis_server(); !why.empty()) GTEST_SKIP() << why;
+  testing::RedisServer server;
+  const std::string missing = dir.file("nowhere/out.json");
+  EXPECT_EQ(error_of({"--export", missing, "--remote", server.url()}),
+            "tilemm-tune: error: cannot write '" + missing + "': No such file or directory\n");
 }
 
 TEST(TuneCliRemote, AnUnreachableStoreIsAnErrorOfTheToolAndABadUrlAUsageError) {
