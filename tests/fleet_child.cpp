@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "fleet_fakes.hpp"
+#include "dispatch_fakes.hpp"
 #include "lease_owner.hpp"
 #include "redis_remote_store.hpp"
 

@@ -5,27 +5,23 @@
 #include <sstream>
 
 #include "gpu_test_support.hpp"
+#include "rejected_argument.hpp"
+#include "temp_dir.hpp"
 #include "tilemm/tilemm.h"
 #include "tilemm/tilemm.hpp"
 
 namespace tilemm {
 namespace {
 
-std::string rejected(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    return e.argument();
-  }
-  return "<accepted>";
-}
+
+using testing::rejected_argument;
 
 float dummy[64];
 
 TEST(BlasApiArguments, LeadingDimensionsFollowLayoutAndOp) {
   // 4 x 5 x 3. Row-major, A not transposed: A is 4 x 3, lda >= 3; transposed: stored 3 x 4, lda >= 4.
   auto call = [](Layout l, Op oa, Op ob, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-    return rejected([&] { gemm(l, oa, ob, 4, 5, 3, 1.0f, dummy, lda, dummy, ldb, 0.0f, dummy, ldc); });
+    return rejected_argument([&] { gemm(l, oa, ob, 4, 5, 3, 1.0f, dummy, lda, dummy, ldb, 0.0f, dummy, ldc); });
   };
   EXPECT_EQ(call(Layout::row_major, Op::none, Op::none, 2, 5, 5), "lda");
   EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 3, 5, 5), "lda");
@@ -39,15 +35,15 @@ TEST(BlasApiArguments, LeadingDimensionsFollowLayoutAndOp) {
 }
 
 TEST(BlasApiArguments, BadEnumsDimensionsPointersAndBatches) {
-  EXPECT_EQ(rejected([] { gemm(static_cast<Layout>(7), Op::none, Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "layout");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, static_cast<Op>(3), Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "op_a");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::none, Op::none, -1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
-  EXPECT_EQ(rejected([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, nullptr, 2, dummy, 2, 0, dummy, 2); }), "A");
-  EXPECT_EQ(rejected([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, dummy, 2, nullptr, 2, 0, dummy, 2); }), "B");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::transpose, Op::none, 2, 2, 2, 1, dummy, 2, dummy, 2, 0, nullptr, 2); }), "C");
-  EXPECT_EQ(rejected([] { gemm(Layout::row_major, Op::none, Op::none, std::int64_t{1} << 31, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
+  EXPECT_EQ(rejected_argument([] { gemm(static_cast<Layout>(7), Op::none, Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "layout");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, static_cast<Op>(3), Op::none, 1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "op_a");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::none, Op::none, -1, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, nullptr, 2, dummy, 2, 0, dummy, 2); }), "A");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::column_major, Op::none, Op::none, 2, 2, 2, 1, dummy, 2, nullptr, 2, 0, dummy, 2); }), "B");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::transpose, Op::none, 2, 2, 2, 1, dummy, 2, dummy, 2, 0, nullptr, 2); }), "C");
+  EXPECT_EQ(rejected_argument([] { gemm(Layout::row_major, Op::none, Op::none, std::int64_t{1} << 31, 1, 1, 1, dummy, 1, dummy, 1, 0, dummy, 1); }), "M");
   auto batched = [](std::int64_t sa, std::int64_t sc, std::int64_t count) {
-    return rejected([&] {
+    return rejected_argument([&] {
       gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, dummy, 4, sa, dummy, 3, 12, 0, dummy, 3, sc, count);
     });
   };
@@ -211,6 +207,70 @@ TEST(StridedBatched, EveryBatchMatchesItsReference) {
   }
 }
 
+// Two contexts side by side, each with its own cache file: the BLAS-style members tune the
+// row-major problem a call reduces to into their own context's cache only, and compute it right.
+TEST(ContextsOnDevice, BlasStyleMembersTuneIntoTheirOwnContextsCache) {
+  TILEMM_REQUIRE_DEVICE();
+  testing::TempDir dir;
+  const auto settings_at = [&](const std::string& file, TunePolicy policy) {
+    ContextSettings s;
+    s.cache_path = dir.file(file);
+    s.options.policy = policy;
+    s.options.tune_budget_ms = 300;
+    s.effort = TuneEffort::quick;
+    return s;
+  };
+  Context a(settings_at("a.db", TunePolicy::tune_on_miss));
+  Context b(settings_at("b.db", TunePolicy::tune_on_miss));
+  std::mt19937_64 rng(testing::fresh_seed());
+
+  // Column-major 72 x 56 x 40 through a: the row-major problem C^T = B^T A^T is 56 x 72 x 40.
+  const std::int64_t M = 72, N = 56, K = 40;
+  const auto am = testing::random_matrix(static_cast<std::size_t>(M * K), rng);
+  const auto bm = testing::random_matrix(static_cast<std::size_t>(K * N), rng);
+  const auto cm = testing::random_matrix(static_cast<std::size_t>(M * N), rng);
+  const auto ref = testing::reference_gemm(M, N, K, 1.0f, am, K, bm, N, 0.5f, cm, N);
+  const auto sa = store(am, M, K, Layout::column_major, Op::none, M);
+  const auto sb = store(bm, K, N, Layout::column_major, Op::none, K);
+  const auto sc = store(cm, M, N, Layout::column_major, Op::none, M);
+  testing::DeviceBuffer A(sa.size()), B(sb.size()), C(sc.size());
+  A.upload(sa);
+  B.upload(sb);
+  C.upload(sc);
+  a.gemm(Layout::column_major, Op::none, Op::none, M, N, K, 1.0f, A.get(), M, B.get(), K, 0.5f,
+         C.get(), M);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = C.download();
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j)
+      ASSERT_LE(std::fabs(out[static_cast<std::size_t>(j * M + i)] -
+                          ref.value[static_cast<std::size_t>(i * N + j)]),
+                testing::tolerance(K, ref.magnitude[static_cast<std::size_t>(i * N + j)]))
+          << i << ", " << j;
+  EXPECT_GE(a.tunings_run(), 1u);
+  EXPECT_EQ(b.tunings_run(), 0u);
+
+  // Two row-major batches of 36 x 28 x 20 through b.
+  const std::int64_t m = 36, n = 28, k = 20, batches = 2;
+  testing::DeviceBuffer BA(static_cast<std::size_t>(m * k * batches)),
+      BB(static_cast<std::size_t>(k * n * batches)), BC(static_cast<std::size_t>(m * n * batches));
+  BA.upload(testing::random_matrix(static_cast<std::size_t>(m * k * batches), rng));
+  BB.upload(testing::random_matrix(static_cast<std::size_t>(k * n * batches), rng));
+  BC.upload(testing::random_matrix(static_cast<std::size_t>(m * n * batches), rng));
+  b.gemm_strided_batched(Layout::row_major, Op::none, Op::none, m, n, k, 1.0f, BA.get(), k, m * k,
+                         BB.get(), n, k * n, 0.0f, BC.get(), n, m * n, batches);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_GE(b.tunings_run(), 1u);
+
+  // Each file holds its own context's result and not the other's.
+  Context a_again(settings_at("a.db", TunePolicy::off));
+  Context b_again(settings_at("b.db", TunePolicy::off));
+  EXPECT_EQ(a_again.autotune(Problem::dense(N, M, K, 4)).source, ResultSource::cache);
+  EXPECT_NE(b_again.autotune(Problem::dense(N, M, K, 4)).source, ResultSource::cache);
+  EXPECT_EQ(b_again.autotune(Problem::dense(m, n, k, 4)).source, ResultSource::cache);
+  EXPECT_NE(a_again.autotune(Problem::dense(m, n, k, 4)).source, ResultSource::cache);
+}
+
 TEST(Misaligned, PointerOffsetsOfOneTwoAndThreeFloatsGiveCorrectResults) {
   TILEMM_REQUIRE_DEVICE();
   const std::int64_t M = 130, N = 132, K = 136;  // multiples of 4: only the pointers misalign
@@ -245,7 +305,7 @@ TEST(Streams, AStreamOfAnotherDeviceIsRejected) {
   ASSERT_EQ(cudaStreamCreate(&other), cudaSuccess);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   testing::DeviceBuffer A(16), B(16), C(16);
-  EXPECT_EQ(rejected([&] { gemm(4, 4, 4, 1.0f, A.get(), 4, B.get(), 4, 0.0f, C.get(), 4, other); }), "stream");
+  EXPECT_EQ(rejected_argument([&] { gemm(4, 4, 4, 1.0f, A.get(), 4, B.get(), 4, 0.0f, C.get(), 4, other); }), "stream");
   cudaStreamDestroy(other);
 }
 

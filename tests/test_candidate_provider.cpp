@@ -15,6 +15,7 @@
 #include "provenance.hpp"
 #include "provider_candidates.hpp"
 #include "row_split.hpp"
+#include "sample_entry.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "tuner.hpp"
@@ -192,24 +193,8 @@ TEST_F(RegisteredFake, TheRegistryRefusesAPrefixThatIsTakenOrAFamilysName) {
 }
 
 cache::StoredEntry entry_with_winner(const std::string& winner) {
-  cache::StoredEntry e;
-  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
-  e.arch = "sm_90";
-  e.M = 88;
-  e.N = 24;
-  e.K = 5367;
+  cache::StoredEntry e = testing::sample_entry(88, 24, 5367, winner);
   e.problem_class = "a1-dense";
-  e.winner = winner;
-  e.median_ms = 0.01;
-  e.tflops = 2.0;
-  e.tuned_at = "2026-12-03T09:00:00Z";
-  e.tilemm_version = "0.1.0";
-  e.versions = {"00112233aabbccdd", 13000, 13000};
-  e.source = "tuned";
-  CandidateResult win;
-  win.variant = winner;
-  win.stats = {0.01, 0.009, 0.01, 31};
-  e.candidates = {win};
   return e;
 }
 

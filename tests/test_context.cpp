@@ -1,16 +1,17 @@
-// tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file and
-// passes its own hooks to its tunings; fakes stand in for SQLite, the kernels and the GPU tuner
-// (as in tests/test_dispatcher.cpp), wired per context from its settings.
+// tilemm::Context on the CPU: each context owns its dispatcher, opens its own cache file, passes
+// its own hooks to its tunings and counts its own tunings; its BLAS-style members check their
+// arguments as the free functions do. Fakes stand in for SQLite, the kernels and the GPU tuner
+// (tests/dispatch_fakes.hpp), wired per context from its settings.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "dispatcher.hpp"
-#include "provenance.hpp"
-#include "synthetic_device.hpp"
+#include "dispatch_fakes.hpp"
+#include "rejected_argument.hpp"
 #include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
@@ -18,54 +19,44 @@ namespace tilemm {
 namespace {
 
 using cache::StoredEntry;
-using dispatch::Collaborators;
+using testing::rejected_argument;
+using testing::FixedTuner;
+using testing::MemoryStore;
 
-DeviceInfo device() {
-  DeviceInfo d = testing::synthetic_h200();
-  d.nvrtc_version = 13000;
-  d.driver_version = 13000;
-  return d;
-}
-
-// Cache files by path: what a store opened at a path reads and writes.
+// Cache files by path: the store a context opens at its path.
 struct Disk {
-  std::map<std::string, std::vector<StoredEntry>> files;
+  std::map<std::string, MemoryStore> files;
   std::vector<std::string> opened;  // the path of each store as it was first used
 };
 
-// A store that asks its context for the path on first use, as the real one does.
+// A store that asks its context for the path on first use, as the real one does, then is the
+// file at that path.
 class PathStore : public dispatch::ResultStore {
  public:
   PathStore(Disk& disk, const Context& context) : disk_(disk), context_(context) {}
   std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
-                                  const std::string& problem_class, bool) override {
-    for (const auto& e : file())
-      if (e.device_key == device_key && e.M == p.M && e.N == p.N && e.K == p.K &&
-          e.problem_class == problem_class && e.precision == p.precision)
-        return e;
-    return std::nullopt;
+                                  const std::string& problem_class, bool with_candidates) override {
+    return file().find(device_key, p, problem_class, with_candidates);
   }
-  std::vector<StoredEntry> list(const std::string&) override { return file(); }
-  void put_all(const std::vector<StoredEntry>& entries) override {
-    auto& f = file();
-    f.insert(f.end(), entries.begin(), entries.end());
+  std::vector<StoredEntry> list(const std::string& device_key) override {
+    return file().list(device_key);
   }
+  void put_all(const std::vector<StoredEntry>& entries) override { file().put_all(entries); }
   bool loads_stored_code() override { return true; }
   std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
                                               const std::string&) override {
     return std::nullopt;
   }
   void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
-  bool try_acquire_lease(const std::string&, const std::string& owner, double) override {
-    lease_owners.push_back(owner);
-    return true;
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    return file().try_acquire_lease(key, owner, ttl);
   }
-  void release_lease(const std::string&, const std::string&) override {}
-
-  std::vector<std::string> lease_owners;
+  void release_lease(const std::string& key, const std::string& owner) override {
+    file().release_lease(key, owner);
+  }
 
  private:
-  std::vector<StoredEntry>& file() {
+  MemoryStore& file() {
     if (path_.empty()) {
       path_ = context_.cache_path();
       disk_.opened.push_back(path_);
@@ -77,87 +68,21 @@ class PathStore : public dispatch::ResultStore {
   std::string path_;
 };
 
-class Loader : public dispatch::KernelLoader {
- public:
-  const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
-    const auto it = loaded_.find(variant_name(v));
-    return it == loaded_.end() ? nullptr : it->second.get();
-  }
-  const detail::LoadedKernel& load(const DeviceInfo&, const Variant& v,
-                                   const std::vector<char>&) override {
-    auto& slot = loaded_[variant_name(v)];
-    if (!slot) {
-      slot = std::make_unique<detail::LoadedKernel>();
-      slot->variant = v;
-    }
-    return *slot;
-  }
-  detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
-    detail::CompiledVariant c;
-    c.name = variant_name(v);
-    c.arch = arch;
-    c.template_hash = "h";
-    c.cubin = {'C'};
-    return c;
-  }
-
- private:
-  std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded_;
-};
-
-// Every tuning wins with `winner`; records what each tuning was handed.
-class Tuner : public dispatch::ShapeTuner {
- public:
-  explicit Tuner(std::string winner) : winner_(std::move(winner)) {}
-  tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
-                          const dispatch::TuneRequest& request) override {
-    tuned.push_back(problem.M);
-    hook_owners.push_back(request.hooks != nullptr ? request.hooks->lease_owner : "(no hooks)");
-    if (request.hooks != nullptr && request.hooks->on_candidate) request.hooks->on_candidate(winner_);
-    tuner::ShapeTuning t;
-    t.outcome.winner = winner_;
-    t.outcome.median_ms = 1.0;
-    CandidateResult c;
-    c.variant = winner_;
-    c.stats.median_ms = 1.0;
-    t.outcome.candidates = {c};
-    t.outcome.winner_binary.name = winner_;
-    t.outcome.winner_binary.cubin = {'T'};
-    return t;
-  }
-  std::vector<std::int64_t> tuned;
-  std::vector<std::string> hook_owners;
-
- private:
-  std::string winner_;
-};
-
-const std::vector<StoredEntry> kNone;
-
-// A context over the fakes; `tuner` and `store` point at its own.
+// A context over the fakes; `tuner` points at its own.
 struct FakeContext {
-  Tuner* tuner = nullptr;
-  PathStore* store = nullptr;
+  FixedTuner* tuner = nullptr;
   std::unique_ptr<Context> context;
 
   FakeContext(Disk& disk, ContextSettings settings, const std::string& winner) {
     context = std::make_unique<Context>(std::move(settings), [&](const Context& self) {
-      Collaborators parts;
-      auto s = std::make_unique<PathStore>(disk, self);
-      auto t = std::make_unique<Tuner>(winner);
-      store = s.get();
+      auto t = std::make_unique<FixedTuner>(winner);
       tuner = t.get();
-      parts.store = std::move(s);
-      parts.loader = std::make_unique<Loader>();
-      parts.tuner = std::move(t);
-      parts.preloaded = []() -> const std::vector<StoredEntry>& { return kNone; };
-      parts.preloaded_headers = []() -> const std::vector<StoredEntry>& { return kNone; };
-      parts.lease_owner = "host:1";
-      return parts;
+      return testing::fake_collaborators(std::make_unique<PathStore>(disk, self), std::move(t),
+                                         "host:1");
     });
   }
   AutotuneResult autotune(const Problem& p) {
-    return context->dispatcher().autotune(device(), p, context->settings().options);
+    return context->dispatcher().autotune(testing::fake_device(), p, context->settings().options);
   }
 };
 
@@ -180,15 +105,15 @@ TEST(Context, TwoContextsWithTheirOwnCachesTuneAndServeIndependently) {
   const AutotuneResult first = a.autotune(kShape);
   EXPECT_EQ(first.source, ResultSource::tuned);
   EXPECT_EQ(first.winner, "tiled_t16_p0");
-  ASSERT_EQ(disk.files["/caches/a.db"].size(), 1u);
-  EXPECT_TRUE(disk.files["/caches/b.db"].empty());  // a's tuning went to a's file only
+  ASSERT_EQ(disk.files["/caches/a.db"].entries.size(), 1u);
+  EXPECT_TRUE(disk.files["/caches/b.db"].entries.empty());  // a's tuning went to a's file only
 
   // b has its own file and memo: the shape is new to it, so it tunes, with its own tuner.
   const AutotuneResult other = b.autotune(kShape);
   EXPECT_EQ(other.source, ResultSource::tuned);
   EXPECT_EQ(other.winner, "naive");
   EXPECT_EQ(b.tuner->tuned, std::vector<std::int64_t>{512});
-  EXPECT_EQ(disk.files["/caches/b.db"].size(), 1u);
+  EXPECT_EQ(disk.files["/caches/b.db"].entries.size(), 1u);
 
   // Each serves its own result from now on; a tunes nothing more.
   EXPECT_EQ(a.autotune(kShape).winner, "tiled_t16_p0");
@@ -216,10 +141,72 @@ TEST(Context, ItsHooksGoWithItsTuningsAndNoOtherContexts) {
   hooked.autotune(kShape);
   plain.autotune(kShape);
   EXPECT_EQ(hooked.tuner->hook_owners, std::vector<std::string>{"host:1:gpu0"});
-  EXPECT_EQ(hooked.store->lease_owners, std::vector<std::string>{"host:1:gpu0"});
+  EXPECT_EQ(disk.files["/caches/a.db"].lease_askers, std::vector<std::string>{"host:1:gpu0"});
   EXPECT_EQ(announced, std::vector<std::string>{"tiled_t16_p0"});
   EXPECT_EQ(plain.tuner->hook_owners, std::vector<std::string>{"(no hooks)"});
-  EXPECT_EQ(plain.store->lease_owners, std::vector<std::string>{"host:1"});
+  EXPECT_EQ(disk.files["/caches/b.db"].lease_askers, std::vector<std::string>{"host:1"});
+}
+
+TEST(Context, CountsItsOwnTuningsWhileTheFreeCounterCountsEveryContexts) {
+  Disk disk;
+  FakeContext a(disk, at("/caches/a.db"), "tiled_t16_p0");
+  FakeContext b(disk, at("/caches/b.db"), "naive");
+  const std::uint64_t process_before = tunings_run();
+  a.autotune(kShape);
+  a.autotune(Problem::dense(256, 256, 256, 4));
+  b.autotune(kShape);
+  a.autotune(kShape);  // served from a's memo: no tuning
+  EXPECT_EQ(a.context->tunings_run(), 2u);
+  EXPECT_EQ(b.context->tunings_run(), 1u);
+  EXPECT_EQ(tunings_run() - process_before, 3u);
+}
+
+
+// The BLAS-style members run with the context's options unless given others: a context whose
+// settings hold a budget no call may run with refuses a call that passes none, before any
+// device is asked for, and serves an empty problem without opening its cache.
+TEST(Context, ItsBlasStyleMembersRunWithItsOwnOptions) {
+  Disk disk;
+  ContextSettings broken = at("/caches/a.db");
+  broken.options.tune_budget_ms = -1;
+  FakeContext a(disk, broken, "naive");
+  float x[64] = {};
+  Context& c = *a.context;
+  EXPECT_EQ(rejected_argument([&] {
+              c.gemm(Layout::column_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4);
+            }),
+            "tune_budget_ms");
+  EXPECT_EQ(rejected_argument([&] {
+              c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
+                                     x, 3, 12, 0, x, 3, 6, 2);
+            }),
+            "tune_budget_ms");
+  Options given;
+  given.tune_budget_ms = 10;
+  given.precision = static_cast<Precision>(9);  // what the passed Options say is checked
+  EXPECT_EQ(rejected_argument([&] {
+              c.gemm(Layout::row_major, Op::none, Op::none, 4, 4, 4, 1, x, 4, x, 4, 0, x, 4,
+                     nullptr, given);
+            }),
+            "precision");
+  // The layout's own checks come first, as in the free functions.
+  EXPECT_EQ(rejected_argument([&] {
+              c.gemm(Layout::column_major, Op::none, Op::none, 4, 5, 3, 1, x, 4, x, 3, 0, x, 3);
+            }),
+            "ldc");
+  EXPECT_EQ(rejected_argument([&] {
+              c.gemm_strided_batched(Layout::row_major, Op::none, Op::none, 2, 3, 4, 1, x, 4, 8,
+                                     x, 3, 12, 0, x, 3, 6, -1);
+            }),
+            "batch_count");
+  given.precision = Precision::highest;
+  EXPECT_EQ(rejected_argument([&] {  // M == 0: nothing to do
+              c.gemm(Layout::row_major, Op::transpose, Op::none, 0, 4, 4, 1, x, 1, x, 4, 0, x, 4,
+                     nullptr, given);
+            }),
+            "<accepted>");
+  EXPECT_TRUE(disk.opened.empty());
+  EXPECT_EQ(c.tunings_run(), 0u);
 }
 
 TEST(Context, AnEmptyCachePathIsTheEnvironmentsAtEachAsking) {

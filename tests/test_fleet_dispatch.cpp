@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "fleet_fakes.hpp"
+#include "dispatch_fakes.hpp"
 #include "redis_connection.hpp"
 #include "redis_remote_store.hpp"
 #include "redis_server.hpp"
@@ -18,7 +18,7 @@ namespace tilemm::dispatch {
 namespace {
 
 using testing::FleetProcess;
-using testing::fleet_device;
+using testing::fake_device;
 
 // The fleet's store in memory, shared by every RemoteStore opened on it.
 struct Fleet {
@@ -83,7 +83,7 @@ TEST(FleetDispatch, AResultTunedAnywhereServesEveryOtherProcessAndIsCopiedLocall
   EXPECT_EQ(a.autotune(kShape, kUrl).source, ResultSource::tuned);
   EXPECT_EQ(fleet.publications, 1);
   const auto& published = fleet.results.begin()->second;
-  EXPECT_EQ(published.versions.driver_version, fleet_device().driver_version);
+  EXPECT_EQ(published.versions.driver_version, fake_device().driver_version);
   EXPECT_EQ(published.versions.template_hash, results_hash(Precision::highest));
   const AutotuneResult served = b.autotune(kShape, kUrl);
   EXPECT_EQ(served.source, ResultSource::remote);
@@ -101,7 +101,7 @@ TEST(FleetDispatch, AStaleFleetResultIsNotServedAndIsReplacedByANewTuning) {
   fleet.results.begin()->second.versions.driver_version = 1;  // tuned under another driver
   EXPECT_EQ(b.autotune(kShape, kUrl).source, ResultSource::tuned);
   EXPECT_EQ(b.tuner->tunings, 1);
-  EXPECT_EQ(fleet.results.begin()->second.versions.driver_version, fleet_device().driver_version);
+  EXPECT_EQ(fleet.results.begin()->second.versions.driver_version, fake_device().driver_version);
 }
 
 TEST(FleetDispatch, OfManyProcessesMissingTheSameShapeAtOnceOneTunes) {
@@ -128,7 +128,7 @@ TEST(FleetDispatch, UnderTheBackgroundPolicyCallersRunTheFallbackWhileAnotherNod
   Fleet fleet_of_a, elsewhere;
   Fleet& fleet = elsewhere;
   FleetProcess a("node-a", opener(fleet_of_a));
-  fleet.leases[tuning_lease_key(fleet_device(), kShape)] = "node-elsewhere";
+  fleet.leases[tuning_lease_key(fake_device(), kShape)] = "node-elsewhere";
   LeaseTimes quick;
   quick.poll = std::chrono::milliseconds(5);
   FleetProcess c("node-c", opener(fleet), std::chrono::milliseconds(0), quick);

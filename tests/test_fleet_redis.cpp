@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "fleet_fakes.hpp"
+#include "dispatch_fakes.hpp"
 #include "redis_connection.hpp"
 #include "redis_remote_store.hpp"
 #include "redis_server.hpp"
@@ -20,7 +20,7 @@ namespace tilemm::dispatch {
 namespace {
 
 using testing::FleetProcess;
-using testing::fleet_device;
+using testing::fake_device;
 using testing::RedisServer;
 using Clock = std::chrono::steady_clock;
 
@@ -42,7 +42,7 @@ auto redis_opener(RemoteTimes times = quick_retry()) {
 
 std::optional<cache::StoredEntry> in_redis(const RedisServer& server, const Problem& p) {
   cache::RedisStore store(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500));
-  return store.find(fleet_device().model_key(), p.M, p.N, p.K, class_of(p), p.precision,
+  return store.find(fake_device().model_key(), p.M, p.N, p.K, class_of(p), p.precision,
                     [](const std::string&, std::int64_t) { return std::string(); });
 }
 
@@ -89,7 +89,7 @@ TEST(FleetRedis, AHostileValueIsRefusedAndNeverReachesTheLocalCache) {
   SKIP_WITHOUT_REDIS();
   RedisServer server;
   const Problem p = Problem::dense(256, 256, 256, 4);
-  const std::string key = cache::RedisStore::result_key(fleet_device().model_key(), p.M, p.N, p.K,
+  const std::string key = cache::RedisStore::result_key(fake_device().model_key(), p.M, p.N, p.K,
                                                         class_of(p), p.precision);
   for (const std::string& value :
        {std::string("{\"winner\":\"naive\""), std::string(1000000, '{'),

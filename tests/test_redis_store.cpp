@@ -12,6 +12,7 @@
 #include "redis_server.hpp"
 #include "redis_store.hpp"
 #include "row_split.hpp"
+#include "sample_entry.hpp"
 #include "stored_entry_check.hpp"
 #include "tilemm/error.hpp"
 
@@ -19,30 +20,12 @@ namespace tilemm::cache {
 namespace {
 
 using testing::RedisServer;
-constexpr const char* kH200 = "NVIDIA H200|sm_90|132sm|143155MiB";
+const std::string kH200 = testing::kH200Key;
 constexpr std::chrono::milliseconds kTimeout{200};
 
+// Entries of M x 2M x 3 on kH200.
 StoredEntry entry(std::int64_t m, const std::string& winner = "tiled_t32_p0") {
-  StoredEntry e;
-  e.device_key = kH200;
-  e.arch = "sm_90";
-  e.M = m;
-  e.N = 2 * m;
-  e.K = 3;
-  e.problem_class = "a4-dense";
-  e.winner = winner;
-  e.median_ms = 0.5;
-  e.tflops = 1.25;
-  e.margin = 0.125;
-  e.tuned_at = "2026-11-29T10:11:12Z";
-  e.tilemm_version = "0.1.0";
-  e.versions = {"00112233aabbccdd", 13000, 13000};
-  e.source = "tuned";
-  CandidateResult win;
-  win.variant = winner;
-  win.stats = {0.5, 0.45, 0.01, 31};
-  e.candidates = {win};
-  return e;
+  return testing::sample_entry(m, 2 * m, 3, winner, kH200);
 }
 
 std::optional<StoredEntry> find(RedisStore& store, const StoredEntry& e) {

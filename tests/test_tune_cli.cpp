@@ -13,53 +13,24 @@
 #include "row_split.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
+#include "sample_entry.hpp"
 #include "temp_dir.hpp"
 #include "text_table.hpp"
 #include "tilemm/error.hpp"
 #include "tune_cli.hpp"
+#include "tune_cli_run.hpp"
 #include "tuning_json.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm::cli {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), "tilemm-tune");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run_tune_cli(static_cast<int>(argv.size()), argv.data(), out, err, false);
-  return {code, out.str(), err.str()};
-}
+using testing::run_tune;
+using testing::TuneCliRun;
 
 std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
-cache::StoredEntry sample(std::int64_t m) {
-  cache::StoredEntry e;
-  e.device_key = "NVIDIA H200|sm_90|132sm|143771MiB";
-  e.arch = "sm_90";
-  e.M = m;
-  e.N = m;
-  e.K = m;
-  e.problem_class = "a4-dense";
-  e.winner = "tiled_t32_p0";
-  e.median_ms = 1.0;
-  e.tflops = 2.0;
-  e.margin = 0.1;
-  e.tuned_at = "2026-11-29T00:00:00Z";
-  e.tilemm_version = "0.1.0";
-  e.versions = {"0123456789abcdef", 13000, 13000};
-  CandidateResult c;
-  c.variant = "tiled_t32_p0";
-  c.stats = {1.0, 0.9, 0.05, 20};
-  e.candidates = {c};
-  return e;
-}
+cache::StoredEntry sample(std::int64_t m) { return testing::sample_entry(m, m, m); }
 
 TEST(TuneCliParsing, SizesAndShapes) {
   EXPECT_EQ(parse_sizes("512,1024"), (std::vector<Shape>{{512, 512, 512}, {1024, 1024, 1024}}));
@@ -81,12 +52,12 @@ std::vector<std::string> split_lines(const std::string& text) {
 TEST(TuneCliParsing, EveryBadSizeGetsTheSameMessage) {
   // Too long, out of range, negative, not a number: one sentence, whatever the reason.
   for (const char* bad : {"99999999999", "2147483648", "0", "-5", "abc", "1.5"}) {
-    const CliRun r = run({"--sizes", bad});
+    const TuneCliRun r = run_tune({"--sizes", bad});
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_EQ(r.err, std::string("tilemm-tune: error: --sizes: '") + bad +
                          "' is not an integer between 1 and 2147483647; see 'tilemm-tune --help'\n");
   }
-  const CliRun shape = run({"--shapes", "8x99999999999x8"});
+  const TuneCliRun shape = run_tune({"--shapes", "8x99999999999x8"});
   EXPECT_EQ(shape.err, "tilemm-tune: error: --shapes: '99999999999' is not an integer between 1 and "
                        "2147483647; see 'tilemm-tune --help'\n");
 }
@@ -99,7 +70,7 @@ TEST(TuneCliParsing, ErrorsNameOneProgramOnce) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--sizes", "0"}, {"--bogus"}, {"--cache", not_a_database, "--list"},
            {"--cache", dir.file("t.db"), "--import", dir.file("missing.json")}}) {
-    const CliRun r = run(args);
+    const TuneCliRun r = run_tune(args);
     EXPECT_NE(r.code, 0);
     EXPECT_EQ(r.err.rfind("tilemm-tune: error: ", 0), 0u) << r.err;
     EXPECT_EQ(r.err.find("tilemm: "), std::string::npos) << r.err;
@@ -111,7 +82,7 @@ TEST(TuneCliParsing, SqliteErrorsSayTheirReasonOnce) {
   testing::TempDir dir;
   const std::string folder = dir.file("folder");
   std::filesystem::create_directory(folder);
-  const CliRun r = run({"--cache", folder, "--list"});
+  const TuneCliRun r = run_tune({"--cache", folder, "--list"});
   EXPECT_EQ(r.code, 1);
   const std::string reason = "unable to open database file";
   const auto first = r.err.find(reason);
@@ -122,14 +93,14 @@ TEST(TuneCliParsing, SqliteErrorsSayTheirReasonOnce) {
 
 TEST(TuneCliParsing, RepeatedSizesAndShapesAddUp) {
   // The second --sizes is read (its bad value is what the error names), not refused as a repeat.
-  CliRun r = run({"--sizes", "64", "--sizes", "65,x"});
+  TuneCliRun r = run_tune({"--sizes", "64", "--sizes", "65,x"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--sizes: 'x'"), std::string::npos) << r.err;
-  r = run({"--shapes", "8x8x8", "--sizes", "64", "--shapes", "1x2"});
+  r = run_tune({"--shapes", "8x8x8", "--sizes", "64", "--shapes", "1x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--shapes: '1x2' is not of the form MxNxK"), std::string::npos) << r.err;
   // Only values, one per occurrence: a stray word is an error, not a size.
-  r = run({"--sizes", "64", "128"});
+  r = run_tune({"--sizes", "64", "128"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("128"), std::string::npos) << r.err;
 }
@@ -155,7 +126,7 @@ TEST(TuneCliParsing, UsageErrorsExitTwoWithOneLineOnStderr) {
            {"--sizes", "64", "--precision", "low"},
            {"--sizes", "64", "--precision"},
            {"--list", "--precision", "high"}}) {
-    const CliRun r = run(args);
+    const TuneCliRun r = run_tune(args);
     std::string joined;
     for (const auto& a : args) joined += a + " ";
     EXPECT_EQ(r.code, 2) << joined << r.err;
@@ -179,7 +150,7 @@ TEST(TuneCliCache, ListShowsEachEntrysPrecision) {
     cache::TuningStore store(db);
     store.put_all({highest, high});
   }
-  const CliRun r = run({"--cache", db, "--list", "--device-key", high.device_key});
+  const TuneCliRun r = run_tune({"--cache", db, "--list", "--device-key", high.device_key});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto text = split_lines(r.out);
   ASSERT_GE(text.size(), 3u) << r.out;
@@ -195,7 +166,7 @@ TEST(TuneCliCache, ListShowsEachEntrysPrecision) {
 }
 
 TEST(TuneCliParsing, HelpNamesThePrecisionModes) {
-  const CliRun r = run({"--help"});
+  const TuneCliRun r = run_tune({"--help"});
   ASSERT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--precision"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("highest|high|medium"), std::string::npos) << r.out;
@@ -206,7 +177,7 @@ TEST(TuneCliParsing, HelpNamesThePrecisionModes) {
 TEST(TuneCliParsing, PrecompileWithoutAGpuOrAnArchitectureSaysWhatToGive) {
   if (device_count() > 0) GTEST_SKIP() << "this machine has a GPU: --precompile would compile for it";
   testing::TempDir dir;
-  const CliRun r = run({"--precompile", "--cache", dir.file("t.db")});
+  const TuneCliRun r = run_tune({"--precompile", "--cache", dir.file("t.db")});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.err, "tilemm-tune: error: no CUDA device (or no driver) found; give --arch sm_XY to precompile for one without it\n");
   EXPECT_TRUE(r.out.empty());
@@ -227,7 +198,7 @@ TEST(TuneCliTable, StatusNamesTheReasonAndAPlansParts) {
 
 TEST(TuneCliParsing, DeviceZeroIsAValidOrdinal) {
   // In-process: inside this test binary there is no tilemm-tune to start as a worker.
-  const CliRun r = run({"--sizes", "64", "--device", "0", "--in-process"});
+  const TuneCliRun r = run_tune({"--sizes", "64", "--device", "0", "--in-process"});
   EXPECT_NE(r.code, 2) << r.err;  // not a usage error; without a GPU it fails with 1
   if (r.code == 1) {
     EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
@@ -235,12 +206,12 @@ TEST(TuneCliParsing, DeviceZeroIsAValidOrdinal) {
 }
 
 TEST(TuneCliParsing, HelpAndVersionExitZero) {
-  const CliRun help = run({"--help"});
+  const TuneCliRun help = run_tune({"--help"});
   EXPECT_EQ(help.code, 0);
   for (const char* flag : {"--sizes", "--shapes", "--device", "--cache", "--force", "--json",
                            "--list", "--export", "--import", "--clear"})
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
-  const CliRun version = run({"--version"});
+  const TuneCliRun version = run_tune({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
   // It names the hash each precision's entries are stamped with, the one --list compares.
@@ -251,7 +222,7 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
 }
 
 TEST(TuneCliParsing, HelpShowsTheActionsExamplesExitCodesAndTheCachePath) {
-  const CliRun help = run({"--help"});
+  const TuneCliRun help = run_tune({"--help"});
   ASSERT_EQ(help.code, 0);
   // One synopsis line per action, and the rule that there is one per run.
   for (const char* form : {"tilemm-tune (--sizes LIST | --shapes LIST)...", "tilemm-tune --list",
@@ -296,11 +267,11 @@ TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
     store.put_all({sample(64), sample(128)});
   }
   const std::string file = dir.file("out.json");
-  CliRun r = run({"--cache", source, "--export", file});
+  TuneCliRun r = run_tune({"--cache", source, "--export", file});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("exported 2 entries"), std::string::npos) << r.out;
 
-  r = run({"--cache", target, "--import", file});
+  r = run_tune({"--cache", target, "--import", file});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("imported 2 entries"), std::string::npos) << r.out;
   {
@@ -310,19 +281,19 @@ TEST(TuneCliCache, ExportImportListAndClearWithoutAGpu) {
     for (const auto& e : entries) {
       EXPECT_EQ(e.source, "imported");
       EXPECT_EQ(e.winner, "tiled_t32_p0");
-      EXPECT_EQ(e.candidates.size(), 1u);
+      EXPECT_EQ(e.candidates.size(), 2u);
     }
   }
 
-  r = run({"--cache", target, "--list"});
+  r = run_tune({"--cache", target, "--list"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("64x64x64"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("imported"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stale"), std::string::npos) << r.out;  // another template hash
-  r = run({"--cache", target, "--list", "--device-key", "NVIDIA A100|sm_80|108sm|40326MiB"});
+  r = run_tune({"--cache", target, "--list", "--device-key", "NVIDIA A100|sm_80|108sm|40326MiB"});
   EXPECT_EQ(r.out.find("64x64x64"), std::string::npos) << r.out;
 
-  r = run({"--cache", target, "--clear"});
+  r = run_tune({"--cache", target, "--clear"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("removing 2 tuning entries"), std::string::npos) << r.out;
   EXPECT_TRUE(cache::TuningStore(target).list().empty());
@@ -346,7 +317,7 @@ TEST(TuneCliCache, ListAlignsColumnsAndShowsAPlansPartsUnderThePlan) {
     cache::TuningStore store(db);
     store.put_all({other, rest, core, plan});
   }
-  const CliRun r = run({"--cache", db, "--list", "--device-key", plan.device_key});
+  const TuneCliRun r = run_tune({"--cache", db, "--list", "--device-key", plan.device_key});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto text = split_lines(r.out);
   ASSERT_GE(text.size(), 5u) << r.out;
@@ -361,7 +332,7 @@ TEST(TuneCliCache, ListAlignsColumnsAndShowsAPlansPartsUnderThePlan) {
     EXPECT_EQ(row.find("imported") == std::string::npos ? row.find("tuned here") : row.find("imported"),
               source_at)
         << row;
-    EXPECT_EQ(row.substr(tflops_end - 4, 4), "2.00") << row;  // right-aligned under its title
+    EXPECT_EQ(row.substr(tflops_end - 4, 4), "1.25") << row;  // right-aligned under its title
   }
   // The plan, then its parts, marked as rows of it; not as shapes of their own.
   EXPECT_NE(rows[0].find("512x512x512"), std::string::npos) << r.out;
@@ -386,7 +357,7 @@ TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {
   doc["entries"][1]["median_ms"] = -3;
   const std::string file = dir.file("bad.json");
   std::ofstream(file) << doc.dump();
-  const CliRun r = run({"--cache", db, "--import", file});
+  const TuneCliRun r = run_tune({"--cache", db, "--import", file});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find("entries[1].median_ms"), std::string::npos) << r.err;
@@ -395,7 +366,7 @@ TEST(TuneCliCache, ABadImportChangesNothingAndNamesTheField) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].M, 32);
 
-  const CliRun missing = run({"--cache", db, "--import", dir.file("missing.json")});
+  const TuneCliRun missing = run_tune({"--cache", db, "--import", dir.file("missing.json")});
   EXPECT_EQ(missing.code, 1);
   EXPECT_EQ(missing.err, "tilemm-tune: error: cannot import '" + dir.file("missing.json") +
                              "': No such file or directory\n");
@@ -410,7 +381,7 @@ TEST(TuneCliCache, ImportErrorsNameTheFileAndWhyInPlainWords) {
   const std::string db = dir.file("t.db");
   const std::string malformed = dir.file("malformed.json");
   std::ofstream(malformed) << "{\n  \"format\": \"tilemm-tuning\",\n    x\n}\n";
-  CliRun r = run({"--cache", db, "--import", malformed});
+  TuneCliRun r = run_tune({"--cache", db, "--import", malformed});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("tilemm-tune: error: cannot import '" + malformed + "': not valid JSON at line 3, column 5: ", 0), 0u)
       << r.err;
@@ -420,12 +391,12 @@ TEST(TuneCliCache, ImportErrorsNameTheFileAndWhyInPlainWords) {
 
   const std::string empty = dir.file("empty.json");
   std::ofstream{empty};
-  r = run({"--cache", db, "--import", empty});
+  r = run_tune({"--cache", db, "--import", empty});
   EXPECT_EQ(r.err, "tilemm-tune: error: cannot import '" + empty + "': not valid JSON at line 1, column 1: unexpected end of input (nothing was changed)\n");
 
   const std::string folder = dir.file("folder");
   std::filesystem::create_directory(folder);
-  r = run({"--cache", db, "--import", folder});
+  r = run_tune({"--cache", db, "--import", folder});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "tilemm-tune: error: cannot import '" + folder + "': is a directory\n");
   EXPECT_FALSE(std::filesystem::exists(db));
@@ -437,13 +408,13 @@ TEST(TuneCliCache, ExportErrorsNameTheFileAndWhy) {
   const std::string db = dir.file("t.db");
   { cache::TuningStore(db).put(sample(32)); }
   const std::string in_missing_folder = dir.file("missing/x.json");
-  CliRun r = run({"--cache", db, "--export", in_missing_folder});
+  TuneCliRun r = run_tune({"--cache", db, "--export", in_missing_folder});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "tilemm-tune: error: cannot write '" + in_missing_folder + "': No such file or directory\n");
 
   const std::string folder = dir.file("folder");
   std::filesystem::create_directory(folder);
-  r = run({"--cache", db, "--export", folder});
+  r = run_tune({"--cache", db, "--export", folder});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "tilemm-tune: error: cannot write '" + folder + "': is a directory\n");
   EXPECT_TRUE(std::filesystem::is_directory(folder));
@@ -464,7 +435,7 @@ TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      const CliRun r = run({"--cache", db, "--import", dir.file("part" + std::to_string(p) + ".json")});
+      const TuneCliRun r = run_tune({"--cache", db, "--import", dir.file("part" + std::to_string(p) + ".json")});
       if (r.code != 0) std::fprintf(stderr, "importer %d: %s", p, r.err.c_str());
       _exit(r.code == 0 && r.err.empty() ? 0 : 1);  // no error surfaced, not even a warning
     }
@@ -477,7 +448,7 @@ TEST(TuneCliCache, SixteenProcessesImportingIntoOneCacheLoseNothing) {
   }
   const auto all = cache::TuningStore(db).list();
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kEach));
-  for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 1u);
+  for (const auto& e : all) EXPECT_EQ(e.candidates.size(), 2u);
 }
 
 // A cache that others can write may hold anyone's CUBINs; --list says it is shared and why.
@@ -488,12 +459,12 @@ TEST(TuneCliCache, ListSaysAGroupWritableCacheIsShared) {
     cache::TuningStore store(db);
     store.put(sample(32));
   }
-  CliRun r = run({"--cache", db, "--list"});
+  TuneCliRun r = run_tune({"--cache", db, "--list"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find("shared"), std::string::npos) << r.out;
 
   ASSERT_EQ(::chmod(db.c_str(), 0660), 0);
-  r = run({"--cache", db, "--list"});
+  r = run_tune({"--cache", db, "--list"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("shared cache: '"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("t.db' is writable by its group"), std::string::npos) << r.out;
@@ -508,7 +479,7 @@ TEST(TuneCliCache, ImportCreatesAnOwnerOnlyCacheWhateverTheUmask) {
   const std::string file = dir.file("in.json");
   std::ofstream(file) << cache::entries_to_json({sample(64)});
   const mode_t previous = ::umask(0);
-  const CliRun r = run({"--cache", dir.file("new/sub/t.db"), "--import", file});
+  const TuneCliRun r = run_tune({"--cache", dir.file("new/sub/t.db"), "--import", file});
   ::umask(previous);
   ASSERT_EQ(r.code, 0) << r.err;
   for (const auto& [path, mode] : {std::pair<std::string, mode_t>{dir.file("new"), 0700},
@@ -565,7 +536,7 @@ TEST(TuneCliCache, ListAndExportOfADamagedCacheSayWhatWillHappenAndLeaveIt) {
     const std::string then = "); the next tuning, gemm() call, --import or --clear will move it aside to '" +
                              db + ".corrupt-<UTC time>' and start a fresh one";
 
-    CliRun r = run({"--cache", db, "--list"});
+    TuneCliRun r = run_tune({"--cache", db, "--list"});
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_EQ(r.err.rfind("tilemm-tune: error: " + will, 0), 0u) << r.err;
@@ -579,13 +550,13 @@ TEST(TuneCliCache, ListAndExportOfADamagedCacheSayWhatWillHappenAndLeaveIt) {
 
     const std::string file = dir.file("earlier.json");
     std::ofstream(file) << "an earlier export";
-    r = run({"--cache", db, "--export", file});
+    r = run_tune({"--cache", db, "--export", file});
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_EQ(r.err.rfind("tilemm-tune: error: " + will, 0), 0u) << r.err;
     EXPECT_NE(r.err.find(then + "; nothing was exported"), std::string::npos) << r.err;
     EXPECT_EQ(read_file(file), "an earlier export");
-    r = run({"--cache", db, "--export", "-"});
+    r = run_tune({"--cache", db, "--export", "-"});
     EXPECT_EQ(r.code, 3);
     EXPECT_TRUE(r.out.empty()) << r.out;
 
@@ -606,7 +577,7 @@ TEST(TuneCliCache, ClearAndImportMoveADamagedCacheAsideAndCarryOn) {
     std::filesystem::create_directories(std::filesystem::path(db).parent_path());
     damage(db, false);
     const std::string bytes = read_file(db);
-    const CliRun r = import ? run({"--cache", db, "--import", good}) : run({"--cache", db, "--clear"});
+    const TuneCliRun r = import ? run_tune({"--cache", db, "--import", good}) : run_tune({"--cache", db, "--clear"});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_EQ(r.err.rfind("tilemm-tune: warning: the cache '" + db + "' was damaged (file is not a database); moved it to '" + db + ".corrupt-", 0), 0u) << r.err;
@@ -627,23 +598,23 @@ TEST(TuneCliCache, ImportAcceptsEntriesWithAndWithoutCandidates) {
   doc["entries"][0].erase("candidates");
   const std::string file = dir.file("winners.json");
   std::ofstream(file) << doc.dump();
-  CliRun r = run({"--cache", db, "--import", file});
+  TuneCliRun r = run_tune({"--cache", db, "--import", file});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("imported 2 entries"), std::string::npos) << r.out;
   const auto entries = cache::TuningStore(db).list();
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_TRUE(entries[0].candidates.empty());
-  EXPECT_EQ(entries[1].candidates.size(), 1u);
+  EXPECT_EQ(entries[1].candidates.size(), 2u);
 
-  r = run({"--cache", db, "--list"});
+  r = run_tune({"--cache", db, "--list"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("64x64x64"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("96x96x96"), std::string::npos) << r.out;
-  r = run({"--cache", db, "--export", "-"});
+  r = run_tune({"--cache", db, "--export", "-"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto exported = nlohmann::json::parse(r.out);
   EXPECT_EQ(exported["entries"][0]["candidates"], nlohmann::json::array());
-  EXPECT_EQ(exported["entries"][1]["candidates"].size(), 1u);
+  EXPECT_EQ(exported["entries"][1]["candidates"].size(), 2u);
 }
 
 // The peak memory of this process since `mark_memory()`, from the kernel's high-water mark.
@@ -696,10 +667,10 @@ TEST(TuneCliCache, ImportMemoryDoesNotGrowWithTheFile) {
     close(pipe_fds[0]);
     // A small import first, so that what any import needs once (code, SQLite's page cache,
     // memory the allocator keeps) is resident before the mark.
-    const bool warm = run({"--cache", dir.file("small.db"), "--import", warm_up}).code == 0;
+    const bool warm = run_tune({"--cache", dir.file("small.db"), "--import", warm_up}).code == 0;
     mark_memory();
     const long before = resident_kib();
-    const CliRun r = run({"--cache", dir.file("large.db"), "--import", file});
+    const TuneCliRun r = run_tune({"--cache", dir.file("large.db"), "--import", file});
     const long growth = warm && r.code == 0 ? peak_kib_since_mark() - before : -1;
     if (r.code != 0) std::fprintf(stderr, "import failed: %s", r.err.c_str());
     const ssize_t written = write(pipe_fds[1], &growth, sizeof growth);

@@ -15,6 +15,7 @@
 #include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
+#include "sample_entry.hpp"
 #include "stored_entry_check.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_json.hpp"
@@ -24,36 +25,12 @@ namespace {
 
 using nlohmann::json;
 
-StoredEntry entry(std::string key, std::int64_t m, std::string winner = "tiled_t32_p0") {
-  StoredEntry e;
-  e.device_key = std::move(key);
-  e.arch = e.device_key.substr(e.device_key.find("|sm_") + 1, 5);
-  e.M = m;
-  e.N = 2 * m;
-  e.K = 3;
-  e.problem_class = "a4-dense";
-  e.winner = winner;
-  e.median_ms = 0.5;
-  e.tflops = 1.25;
-  e.margin = 0.125;
-  e.tuned_at = "2026-11-29T10:11:12Z";
-  e.tilemm_version = "0.1.0";
-  e.versions = {"00112233aabbccdd", 13000, 13000};
-  e.source = "tuned";
-  CandidateResult win;
-  win.variant = winner;
-  win.stats = {0.5, 0.45, 0.01, 31};
-  win.compile_ms = 20.0;
-  CandidateResult lost;
-  lost.variant = "naive";
-  lost.status = CandidateStatus::pruned;
-  lost.reason = "slow";
-  lost.stats = {4.0, 3.5, 0.0, 5};
-  e.candidates = {win, lost};
-  return e;
+// Entries of M x 2M x 3 on the device of `key`.
+StoredEntry entry(const std::string& key, std::int64_t m, const std::string& winner = "tiled_t32_p0") {
+  return testing::sample_entry(m, 2 * m, 3, winner, key);
 }
 
-const std::string kH200 = "NVIDIA H200|sm_90|132sm|143771MiB";
+const std::string kH200 = testing::kH200Key;
 
 TEST(TuningJson, ExportThenImportGivesBackTheSameEntries) {
   const std::vector<StoredEntry> entries = {entry(kH200, 512), entry(kH200, 1024, "tiled_t16_p1"),

@@ -80,10 +80,13 @@ void measure(Listed& c, const DeviceInfo& device, CandidateBench& bench,
 
 }  // namespace
 
-void measure_provider_candidates(const DeviceInfo& device, const Problem& problem,
-                                 CandidateBench& bench, const TuneSettings& settings,
-                                 double& best_ms, std::vector<CandidateResult>& out) {
-  if (!bench.runs_prepared()) return;
+std::vector<CandidateResult> measure_provider_candidates(const DeviceInfo& device,
+                                                         const Problem& problem,
+                                                         CandidateBench& bench,
+                                                         const TuneSettings& settings,
+                                                         double best_ms) {
+  std::vector<CandidateResult> out;
+  if (!bench.runs_prepared()) return out;
   std::vector<Listed> listed = list_candidates(device, problem, settings);
   const TimingPlan full = bench.timing_plan();
   const bool budgeted = settings.budget_ms > 0;
@@ -122,6 +125,7 @@ void measure_provider_candidates(const DeviceInfo& device, const Problem& proble
     }
   }
   for (auto& c : listed) out.push_back(std::move(c.result));
+  return out;
 }
 
 }  // namespace tilemm::tuner

@@ -16,13 +16,16 @@ namespace tilemm::tuner {
 // search's and only this many of the fastest are timed in full; the others are pruned.
 inline constexpr std::size_t kProviderFinalists = 2;
 
-// Appends one result per candidate of the providers `problem` may draw on (all, or the non-vendor
+// One result per candidate of the providers `problem` may draw on (all, or the non-vendor
 // ones where !problem.vendor; settings.providers where set). Only where bench.runs_prepared().
 // A provider that fails to list its candidates (no device, a library error) contributes none and
 // is logged at info level; a candidate that fails is recorded with its status, never thrown.
-// `best_ms` is the best median so far, lowered by what the candidates measure.
-void measure_provider_candidates(const DeviceInfo& device, const Problem& problem,
-                                 CandidateBench& bench, const TuneSettings& settings,
-                                 double& best_ms, std::vector<CandidateResult>& out);
+// `best_ms` is the best median measured before them (infinity: none), the give-up rule's
+// reference, which the candidates' own timings then lower.
+std::vector<CandidateResult> measure_provider_candidates(const DeviceInfo& device,
+                                                         const Problem& problem,
+                                                         CandidateBench& bench,
+                                                         const TuneSettings& settings,
+                                                         double best_ms);
 
 }  // namespace tilemm::tuner

@@ -217,22 +217,30 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   const int threads = settings.compile_threads > 0
                           ? settings.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // Under a budget the providers' candidates go first and spend the same deadline as the
-  // variants (their own screening, then a full timing of the fastest few), so that a first call
-  // costs what the budget says whichever candidates a problem draws on.
+  // Under a budget the providers' candidates spend the same deadline as the variants (their own
+  // screening, then a full timing of the fastest few), timed while the first chunk of variants
+  // compiles, so that a first call costs what the budget says whichever candidates a problem
+  // draws on. The exhaustive search times them after every variant, against the best of those
+  // (the give-up rule's reference).
   const double admitted_ms = settings.now_ms();
   std::vector<CandidateResult> provider_results;
-  double provider_best_ms = std::numeric_limits<double>::infinity();
   double selected_ms = admitted_ms, providers_ms = 0.0, compile_ms = 0.0;
   std::size_t compiled = 0;
-  if (budgeted) {
+  if (!budgeted) {
+    time_every_candidate(pending, bench, settings, device.arch(), threads);
+    double variants_best_ms = std::numeric_limits<double>::infinity();
+    for (const auto& p : pending)
+      if (p.result.status == CandidateStatus::ok)
+        variants_best_ms = std::min(variants_best_ms, p.result.stats.median_ms);
+    provider_results = measure_provider_candidates(device, problem, bench, settings, variants_best_ms);
+  } else {
     // The pruning rules shape only a budgeted search: the exhaustive one times every candidate
     // that can run, so that what it finds is the truth the rules are checked against.
     apply_cheap_pruning(pending, device, problem, exempt);
     select_within_budget(pending, device, problem, settings);
     selected_ms = settings.now_ms();
-    // The providers' candidates are timed while the first chunk compiles: they use the GPU, the
-    // compilers the CPUs, less the one that keeps the GPU's launches coming.
+    // The providers' candidates use the GPU and the compilers the CPUs, less the one that keeps
+    // the GPU's launches coming.
     const int compilers = bench.runs_prepared() ? std::max(1, threads - 1) : threads;
     // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
     time_by_successive_halving(
@@ -245,20 +253,14 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
         },
         [&] {
           const double before = settings.now_ms();
-          measure_provider_candidates(device, problem, bench, settings, provider_best_ms,
-                                      provider_results);
+          provider_results = measure_provider_candidates(
+              device, problem, bench, settings, std::numeric_limits<double>::infinity());
           providers_ms = settings.now_ms() - before;
         });
-  } else {
-    time_every_candidate(pending, bench, settings, device.arch(), threads);
   }
 
   TuneOutcome out;
   for (auto& p : pending) out.candidates.push_back(p.result);
-  double best_ms = std::numeric_limits<double>::infinity();
-  for (const auto& c : out.candidates)
-    if (c.status == CandidateStatus::ok) best_ms = std::min(best_ms, c.stats.median_ms);
-  if (!budgeted) measure_provider_candidates(device, problem, bench, settings, best_ms, provider_results);
   for (auto& r : provider_results) out.candidates.push_back(std::move(r));
   for (auto& r : rejected) out.candidates.push_back(std::move(r));
   out.margin = rank_candidates(out.candidates);

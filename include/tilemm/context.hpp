@@ -4,9 +4,11 @@
 // a dispatcher: its own memo of winners, its own SQLite store, its own background workers.
 // Two contexts with different caches in one process tune and serve independently.
 //
-// The free functions (tilemm::gemm, autotune, the BLAS-style and C APIs) use the default
-// context, made on first use from the environment (TILEMM_CACHE, TILEMM_TUNE, ...) as documented
-// in docs/environment.md, unless configure_default_context() set it up first.
+// Every free function whose answer depends on a dispatcher or a cache (tilemm::gemm, autotune,
+// the BLAS-style gemm and gemm_strided_batched, cache_path) is a member here too, and the free
+// function is that member of the default context, made on first use from the environment
+// (TILEMM_CACHE, TILEMM_TUNE, ...) as documented in docs/environment.md, unless
+// configure_default_context() set it up first. The C API uses the default context.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "tilemm/autotune.hpp"
+#include "tilemm/blas.hpp"
 #include "tilemm/gemm.hpp"
 
 namespace tilemm {
@@ -88,6 +91,32 @@ class Context {
   AutotuneResult autotune(const Problem& problem);
   AutotuneResult autotune(const Problem& problem, const Options& options);
   AutotuneResult autotune(std::int64_t M, std::int64_t N, std::int64_t K, const Options& options);
+
+  // The BLAS-style gemm() and gemm_strided_batched() (blas.hpp) through this context: the
+  // row-major problem each reduces to is dispatched by gemm() above. Without Options,
+  // settings().options.
+  void gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
+            float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+            float beta, float* C, std::int64_t ldc, cudaStream_t stream = nullptr);
+  void gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
+            float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+            float beta, float* C, std::int64_t ldc, cudaStream_t stream, const Options& options);
+  void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
+                            std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                            std::int64_t stride_a, const float* B, std::int64_t ldb,
+                            std::int64_t stride_b, float beta, float* C, std::int64_t ldc,
+                            std::int64_t stride_c, std::int64_t batch_count,
+                            cudaStream_t stream = nullptr);
+  void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
+                            std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                            std::int64_t stride_a, const float* B, std::int64_t ldb,
+                            std::int64_t stride_b, float beta, float* C, std::int64_t ldc,
+                            std::int64_t stride_c, std::int64_t batch_count, cudaStream_t stream,
+                            const Options& options);
+
+  // Tunings this context's dispatcher ran (a plan's parts count as tunings); the free
+  // tunings_run() counts those of every context of the process.
+  std::uint64_t tunings_run() const;
 
   // Blocks until none of this context's background tunings is queued or running.
   void wait_for_background_tunings();

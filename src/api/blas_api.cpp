@@ -1,4 +1,5 @@
-// Layouts, transposes and batches, reduced to row-major non-transposed problems.
+// Layouts, transposes and batches, reduced to row-major non-transposed problems that a context's
+// gemm() dispatches (Context's BLAS-style members; the free functions are the default context's).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "stream_check.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/blas.hpp"
+#include "tilemm/context.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm {
@@ -89,8 +91,8 @@ void check_before_launch(const Normalized& p, const float* C) {
   }
 }
 
-void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_t ldc,
-             cudaStream_t stream, const Options& options) {
+void run_one(Context& context, const Normalized& p, float alpha, float beta, float* C,
+             std::int64_t ldc, cudaStream_t stream, const Options& options) {
   const detail::RowMajorReduction& r = p.reduction;
   GemmArgs args;
   args.M = r.M;
@@ -112,11 +114,11 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
     args.A = args.B = nullptr;
     args.lda = std::max<std::int64_t>(1, r.K);
     args.ldb = std::max<std::int64_t>(1, r.N);
-    gemm(args, stream, options);
+    context.gemm(args, stream, options);
     return;
   }
   if (!r.a.copy_transposed && !r.b.copy_transposed) {
-    gemm(args, stream, options);
+    context.gemm(args, stream, options);
     return;
   }
   const DeviceInfo& device = current_device();
@@ -132,26 +134,45 @@ void run_one(const Normalized& p, float alpha, float beta, float* C, std::int64_
     args.B = b.data;
     args.ldb = b.ld;
   }
-  gemm(args, stream, options);
+  context.gemm(args, stream, options);
   if (a_copy) a_copy->release();
   if (b_copy) b_copy->release();
 }
 
 }  // namespace
 
-void gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
-          float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
-          float beta, float* C, std::int64_t ldc, cudaStream_t stream, const Options& options) {
-  const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
-  run_one(p, alpha, beta, C, ldc, stream, options);
+void Context::gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                   float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+                   float beta, float* C, std::int64_t ldc, cudaStream_t stream) {
+  gemm(layout, op_a, op_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream,
+       settings_.options);
 }
 
-void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N,
-                          std::int64_t K, float alpha, const float* A, std::int64_t lda,
-                          std::int64_t stride_a, const float* B, std::int64_t ldb,
-                          std::int64_t stride_b, float beta, float* C, std::int64_t ldc,
-                          std::int64_t stride_c, std::int64_t batch_count, cudaStream_t stream,
-                          const Options& options) {
+void Context::gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                   float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+                   float beta, float* C, std::int64_t ldc, cudaStream_t stream,
+                   const Options& options) {
+  const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
+  run_one(*this, p, alpha, beta, C, ldc, stream, options);
+}
+
+void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M,
+                                   std::int64_t N, std::int64_t K, float alpha, const float* A,
+                                   std::int64_t lda, std::int64_t stride_a, const float* B,
+                                   std::int64_t ldb, std::int64_t stride_b, float beta, float* C,
+                                   std::int64_t ldc, std::int64_t stride_c,
+                                   std::int64_t batch_count, cudaStream_t stream) {
+  gemm_strided_batched(layout, op_a, op_b, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b,
+                       beta, C, ldc, stride_c, batch_count, stream, settings_.options);
+}
+
+void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M,
+                                   std::int64_t N, std::int64_t K, float alpha, const float* A,
+                                   std::int64_t lda, std::int64_t stride_a, const float* B,
+                                   std::int64_t ldb, std::int64_t stride_b, float beta, float* C,
+                                   std::int64_t ldc, std::int64_t stride_c,
+                                   std::int64_t batch_count, cudaStream_t stream,
+                                   const Options& options) {
   if (batch_count < 0)
     throw InvalidArgument("batch_count", "must be >= 0, got " + std::to_string(batch_count));
   for (auto [name, v] : {std::pair<const char*, std::int64_t>{"stride_a", stride_a},
@@ -173,7 +194,7 @@ void gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t M, std::
     const float* b_i = B != nullptr ? B + i * stride_b : nullptr;
     one.a.data = r.a.source == detail::CallerOperand::a ? a_i : b_i;
     one.b.data = r.b.source == detail::CallerOperand::a ? a_i : b_i;
-    run_one(one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);
+    run_one(*this, one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);
   }
 }
 

@@ -97,6 +97,8 @@ std::string Context::cache_path() const {
 
 void Context::wait_for_background_tunings() { dispatcher_->wait_for_background_tunings(); }
 
+std::uint64_t Context::tunings_run() const { return dispatcher_->tunings_run(); }
+
 AutotuneResult Context::autotune(const Problem& problem) { return autotune(problem, settings_.options); }
 
 AutotuneResult Context::autotune(const Problem& problem, const Options& options) {

@@ -56,6 +56,8 @@ class Dispatcher {
 
   // Tunings run by every dispatcher of this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
+  // Tunings run by this dispatcher.
+  std::uint64_t tunings_run() const { return coordinator_.tunings_run(); }
 
   // Blocks until no background tuning is queued or running (tests, benchmarks).
   void wait_for_background_tunings();

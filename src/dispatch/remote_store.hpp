@@ -1,5 +1,5 @@
 // The fleet's shared store of results as the dispatcher reaches it (docs/fleet.md): an interface,
-// so that the fleet's logic is tested on the CPU with fakes (tests/fleet_fakes.hpp); the real one
+// so that the fleet's logic is tested on the CPU with fakes (tests/dispatch_fakes.hpp); the real one
 // is Redis (redis_remote_store.hpp). Results only, never code.
 #pragma once
 

@@ -155,6 +155,7 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
   }
   const tuner::ShapeTuning tuning = tuner_.tune(device, problem, request);
   tuning_count.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
+  tunings_run_.fetch_add(1 + tuning.parts.size(), std::memory_order_relaxed);
   // A tuning told to stop may have finished with candidates cut short: store none of it.
   detail::stop_if_requested(request.hooks);
 

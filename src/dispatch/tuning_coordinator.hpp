@@ -45,6 +45,8 @@ class TuningCoordinator {
 
   // Tunings run in this process (a plan's parts count as tunings).
   static std::uint64_t tunings_counted();
+  // Those this coordinator ran.
+  std::uint64_t tunings_run() const { return tunings_run_.load(std::memory_order_relaxed); }
 
  private:
   // What another process or node stored for `problem` while this one waited: the local cache's
@@ -69,6 +71,7 @@ class TuningCoordinator {
   ShapeTuner& tuner_;
   std::string lease_owner_;
   LeaseTimes lease_;
+  std::atomic<std::uint64_t> tunings_run_{0};
 };
 
 // The key of the tuning lease of `problem` on `device` (the same in the local cache and the

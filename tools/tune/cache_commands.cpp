@@ -1,13 +1,12 @@
 #include "cache_commands.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "cache_trust.hpp"
 #include "cli_common.hpp"
+#include "exchange_file.hpp"
 #include "json_entry.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
@@ -92,30 +91,6 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
            "rowsplit_hH, tuned and stored as a shape of its own)\n";
 }
 
-Error cannot_import(const std::string& file, const std::string& why) {
-  return Error(ErrorKind::cache, "cannot import '" + file + "': " + why);
-}
-
-std::ifstream open_to_read(const std::string& file) {
-  // A folder opens as a stream and fails only on the first read, with the standard library's words.
-  if (std::filesystem::is_directory(file)) throw cannot_import(file, "is a directory");
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw cannot_import(file, std::strerror(errno));
-  return f;
-}
-
-// Why a file failed validation, in the reader's words without its "invalid argument" framing:
-// "<where>: <why>" for an entry, just "<why>" for the whole document.
-std::string why_invalid(const std::exception& e) {
-  std::string why = tool::without_library_prefix(e.what());
-  const auto* invalid = dynamic_cast<const InvalidArgument*>(&e);
-  if (invalid == nullptr) return why;
-  const std::string head = "invalid argument '" + invalid->argument() + "': ";
-  if (why.compare(0, head.size(), head) != 0) return why;
-  why = why.substr(head.size());
-  return invalid->argument() == "document" ? why : invalid->argument() + ": " + why;
-}
-
 }  // namespace
 
 int list_command(const std::string& path, const std::string& device_key, std::ostream& out,
@@ -153,39 +128,16 @@ int export_command(const std::string& path, const std::string& device_key, const
   } catch (const cache::CacheCorrupt& e) {
     return damaged_cache(err, path, e, "nothing was exported");  // an earlier FILE stays as it was
   }
-  const bool to_stdout = file == "-";
-  // Written beside the target and renamed, so a reader never sees half a file. Errors name the
-  // file the user gave, not the temporary one.
-  const auto cannot_write = [&](const std::string& why) {
-    return Error(ErrorKind::cache, "cannot write '" + file + "': " + why);
-  };
-  const std::string tmp = file + ".tmp";
-  std::ofstream f;
-  if (!to_stdout) {
-    if (std::filesystem::is_directory(file)) throw cannot_write("is a directory");
-    f.open(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw cannot_write(std::strerror(errno));
-  }
-  cache::JsonEntriesWriter writer(to_stdout ? out : f);
+  ExportFile target(file, out);
+  cache::JsonEntriesWriter writer(target.stream());
   try {
     if (store) store->for_each(device_key, [&](cache::StoredEntry&& e) { writer.add(e); });
   } catch (const cache::CacheCorrupt& e) {
-    if (!to_stdout) std::filesystem::remove(tmp);
     return damaged_cache(err, path, e, "nothing was exported");
-  } catch (...) {
-    if (!to_stdout) std::filesystem::remove(tmp);
-    throw;
   }
   writer.finish();
-  if (to_stdout) return kOk;
-  if (!f.flush()) throw cannot_write(std::strerror(errno));
-  f.close();
-  std::error_code renamed;
-  std::filesystem::rename(tmp, file, renamed);
-  if (renamed) {
-    std::filesystem::remove(tmp, renamed);
-    throw cannot_write(std::strerror(errno));
-  }
+  if (target.to_stdout()) return kOk;
+  target.commit();
   out << "exported " << writer.count() << " entries to " << file << "\n";
   return kOk;
 }
@@ -195,22 +147,12 @@ int export_command(const std::string& path, const std::string& device_key, const
 // as it reads them, in one transaction that a bad entry (the file changed meanwhile) rolls back.
 int import_command(const std::string& path, const std::string& file, std::ostream& out,
                    std::ostream& err) {
-  {
-    std::ifstream f = open_to_read(file);
-    try {
-      cache::read_entries_json(f, detail::why_not_a_known_name, [](cache::StoredEntry&&) {});
-    } catch (const std::exception& e) {
-      throw cannot_import(file, why_invalid(e) + " (nothing was changed)");
-    }
-  }
+  validate_import_file(file);
   cache::OpenedStore opened = cache::open_persistent_store(path);
   if (!opened.warning.empty()) warn(err, opened.warning);
   cache::TuningStore::Writer writer(*opened.store);
-  std::ifstream f = open_to_read(file);
-  const std::size_t count = cache::read_entries_json(f, detail::why_not_a_known_name, [&](cache::StoredEntry&& e) {
-    e.source = "imported";
-    writer.put(e);
-  });
+  const std::size_t count =
+      read_import_file(file, [&](cache::StoredEntry&& e) { writer.put(e); });
   writer.commit();
   out << "imported " << count << " entries from " << file << " into " << path << "\n";
   return kOk;

@@ -18,8 +18,30 @@
 #include "tool_conventions.hpp"
 #include "tilemm/context.hpp"
 
+extern char** environ;
+
 namespace tilemm::cli {
 namespace {
+
+constexpr const char* kRemoteVariable = "TILEMM_REMOTE_CACHE";
+
+// This process's environment with TILEMM_REMOTE_CACHE replaced by `remote` (left out when it is
+// empty), for the worker's execve: the parent's own environment is never changed.
+std::vector<std::string> worker_environment(const std::string& remote) {
+  const std::string prefix = std::string(kRemoteVariable) + "=";
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.emplace_back(*e);
+  if (!remote.empty()) env.push_back(prefix + remote);
+  return env;
+}
+
+std::vector<char*> pointers_to(const std::vector<std::string>& texts) {
+  std::vector<char*> pointers;
+  for (const auto& t : texts) pointers.push_back(const_cast<char*>(t.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
@@ -30,7 +52,10 @@ std::string describe_exit(int status) {
 // One worker process with its stdout on a pipe.
 class Worker {
  public:
-  Worker(const std::vector<std::string>& argv) {
+  Worker(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    // Built before the fork: the child only calls what is safe between fork and exec.
+    std::vector<char*> args = pointers_to(argv);
+    std::vector<char*> envp = pointers_to(env);
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
     pid_ = fork();
@@ -39,10 +64,7 @@ class Worker {
       dup2(fds[1], STDOUT_FILENO);
       close(fds[0]);
       close(fds[1]);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
+      execve(args[0], args.data(), envp.data());
       std::fprintf(stderr, "tilemm-tune: cannot start a worker (%s): %s\n", args[0], std::strerror(errno));
       _exit(127);
     }
@@ -118,6 +140,7 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
   const std::size_t max_workers = variant_space().size() + 1;
   // One lease owner for all workers of this shape: a replacement takes over a dead worker's lease.
   const std::string lease_owner = cache::process_lease_owner() + ":gpu" + std::to_string(device);
+  const std::vector<std::string> env = worker_environment(search.remote_cache);
   for (std::size_t attempt = 0; attempt < max_workers; ++attempt) {
     // The worker tunes into this process's cache: its default context's, named on its command line.
     std::vector<std::string> argv = {self, "--worker", "--device", std::to_string(device), "--shapes", shape_text,
@@ -132,7 +155,7 @@ IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape&
       argv.push_back("--skip");
       argv.push_back(variant + "=" + reason);
     }
-    Worker worker(argv);
+    Worker worker(argv, env);
     std::string current;
     int started = 0;
     bool done = false, recorded = false;
@@ -204,12 +227,7 @@ int run_worker(int device, const Shape& shape, const SearchChoice& search,
   };
   try {
     Context context(std::move(settings));
-    Options options;
-    options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
-    options.force = search.force;
-    options.tune_budget_ms = search.budget_ms;
-    options.precision = search.precision;
-    options.vendor = search.vendor;
+    Options options = search.options();
     context.autotune(shape[0], shape[1], shape[2], options);
   } catch (const std::exception& e) {
     std::fputs(tool::error_line("tilemm-tune worker", e.what()).c_str(), stderr);

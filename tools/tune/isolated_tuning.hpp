@@ -28,6 +28,22 @@ struct SearchChoice {
   double budget_ms = Options::kDefaultTuneBudgetMs;
   Precision precision = Precision::highest;  // --precision
   bool vendor = true;                         // false: --no-vendor (Options::vendor)
+  // The fleet's store the tunings look up and publish to (Options::remote_cache): --remote,
+  // else TILEMM_REMOTE_CACHE; empty: none.
+  std::string remote_cache = Options::remote_cache_from_environment();
+
+  // The Options of a tuning with this choice: TunePolicy::tune_on_miss whatever TILEMM_TUNE
+  // says, since the run is to tune.
+  Options options() const {
+    Options o;
+    o.policy = TunePolicy::tune_on_miss;
+    o.force = force;
+    o.tune_budget_ms = budget_ms;
+    o.precision = precision;
+    o.vendor = vendor;
+    o.remote_cache = remote_cache;
+    return o;
+  }
 };
 
 struct IsolatedOutcome {
@@ -36,8 +52,11 @@ struct IsolatedOutcome {
   std::map<std::string, std::string> failed;  // candidates that took a worker down, and how
 };
 
-// Parent side. `self` is this program's path; the cache is the one TILEMM_CACHE names.
-// `on_candidate(count)` reports how many candidates the current worker has started.
+// Parent side. `self` is this program's path; the cache is the default context's, named on the
+// worker's command line. The worker's environment is this process's with TILEMM_REMOTE_CACHE set
+// to `search.remote_cache` (removed when it is empty): the URL may hold a password, which a
+// command line would show to every user of the machine. This process's own environment is left
+// as it is. `on_candidate(count)` reports how many candidates the current worker has started.
 IsolatedOutcome tune_in_worker(const std::string& self, int device, const Shape& shape,
                                const SearchChoice& search,
                                double watchdog_seconds,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tuning_coordinator.hpp"
+#include "exchange_file.hpp"
 #include "lease_owner.hpp"
 #include "provenance.hpp"
 #include "redis_store.hpp"
@@ -158,31 +159,17 @@ int remote_list(const std::string& url, const std::string& device_key, std::ostr
 int remote_export(const std::string& url, const std::string& device_key, const std::string& file,
                   std::ostream& out, std::ostream& err) {
   cache::RedisStore store = open_store(url);
-  const bool to_stdout = file == "-";
-  const std::string tmp = file + ".tmp";
-  std::ofstream f;
-  if (!to_stdout) {
-    f.open(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(ErrorKind::cache, "cannot write '" + tmp + "'");
-  }
-  std::ostream& sink = to_stdout ? out : f;
-  cache::JsonEntriesWriter writer(sink);
-  try {
-    store.for_each(
-        detail::why_not_a_known_name,
-        [&](cache::StoredEntry&& e) {
-          if (device_key.empty() || e.device_key == device_key) writer.add(e);
-        },
-        [&](const std::string& key, const InvalidArgument& why) { refused_line(err, key, why); });
-  } catch (...) {
-    if (!to_stdout) std::filesystem::remove(tmp);
-    throw;
-  }
+  ExportFile target(file, out);
+  cache::JsonEntriesWriter writer(target.stream());
+  store.for_each(
+      detail::why_not_a_known_name,
+      [&](cache::StoredEntry&& e) {
+        if (device_key.empty() || e.device_key == device_key) writer.add(e);
+      },
+      [&](const std::string& key, const InvalidArgument& why) { refused_line(err, key, why); });
   writer.finish();
-  if (to_stdout) return tool::kSuccess;
-  if (!f.flush()) throw Error(ErrorKind::cache, "writing '" + tmp + "' failed");
-  f.close();
-  std::filesystem::rename(tmp, file);
+  if (target.to_stdout()) return tool::kSuccess;
+  target.commit();
   out << "exported " << writer.count() << " entries from " << store.url().redacted() << " to "
       << file << "\n";
   return tool::kSuccess;
@@ -190,27 +177,16 @@ int remote_export(const std::string& url, const std::string& device_key, const s
 
 int remote_import(const std::string& url, const std::string& file, std::ostream& out,
                   std::ostream&) {
-  const auto open_to_read = [&] {
-    std::ifstream f(file, std::ios::binary);
-    if (!f) throw Error(ErrorKind::cache, "cannot read '" + file + "'");
-    return f;
-  };
-  {
-    std::ifstream f = open_to_read();
-    cache::read_entries_json(f, detail::why_not_a_known_name, [](cache::StoredEntry&&) {});
-  }
+  validate_import_file(file);
   cache::RedisStore store = open_store(url);
   std::vector<cache::StoredEntry> batch;
-  std::ifstream f = open_to_read();
-  const std::size_t count = cache::read_entries_json(f, detail::why_not_a_known_name,
-                                                     [&](cache::StoredEntry&& e) {
-                                                       e.source = "imported";
-                                                       batch.push_back(std::move(e));
-                                                       if (batch.size() == 1000) {
-                                                         store.put_all(batch);
-                                                         batch.clear();
-                                                       }
-                                                     });
+  const std::size_t count = read_import_file(file, [&](cache::StoredEntry&& e) {
+    batch.push_back(std::move(e));
+    if (batch.size() == 1000) {
+      store.put_all(batch);
+      batch.clear();
+    }
+  });
   store.put_all(batch);
   out << "imported " << count << " entries from " << file << " into " << store.url().redacted()
       << "\n";
@@ -235,13 +211,12 @@ void add_fleet_options(CLI::App& app, std::string& remote, std::string& shapes_f
       ->option_text("FILE");
 }
 
-void export_remote_url(const std::string& url) {
+void check_remote_url(const std::string& url) {
   try {
     cache::parse_redis_url(url);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument("--remote", tool::without_library_prefix(e.what()));
   }
-  setenv("TILEMM_REMOTE_CACHE", url.c_str(), 1);
 }
 
 int run_remote(const RemoteRun& run, const std::vector<Shape>& shapes,

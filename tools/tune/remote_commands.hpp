@@ -21,9 +21,8 @@ namespace tilemm::cli {
 // --remote URL and --shapes-file FILE.
 void add_fleet_options(CLI::App& app, std::string& remote, std::string& shapes_file);
 
-// Checks `url` (InvalidArgument("--remote") saying what is wrong, never the password) and sets
-// TILEMM_REMOTE_CACHE to it, before the library reads it; worker processes inherit it.
-void export_remote_url(const std::string& url);
+// Checks `url`: InvalidArgument("--remote") saying what is wrong, never the password.
+void check_remote_url(const std::string& url);
 
 // The action of a run with --remote.
 struct RemoteRun {

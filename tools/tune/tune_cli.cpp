@@ -194,7 +194,10 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
       todo.insert(todo.end(), more.begin(), more.end());
     }
     for (const auto& shape : shapes_file.empty() ? std::vector<Shape>{} : read_shapes_file(shapes_file)) todo.push_back(shape);
-    if (!remote.empty()) export_remote_url(remote);  // before the library reads it
+    if (!remote.empty()) {
+      check_remote_url(remote);
+      search.remote_cache = remote;  // the tunings' Options, here and in the workers
+    }
     if (tune && device != "all" && !device.empty()) parse_ordinal(device);
     if (!cache.empty()) {
       ContextSettings settings;  // the environment's, but for the cache

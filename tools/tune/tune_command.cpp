@@ -139,12 +139,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
   for (const auto& [m, n, k] : shapes) {
     const std::string text = shape_text(m, n, k);
     const auto start = std::chrono::steady_clock::now();
-    Options options;
-    options.policy = TunePolicy::tune_on_miss;  // whatever TILEMM_TUNE says: this run is to tune
-    options.force = search.force;
-    options.tune_budget_ms = search.budget_ms;
-    options.precision = search.precision;
-    options.vendor = search.vendor;
+    Options options = search.options();
     options.progress = [&](int done, int total) {
       progress.show(ordinal, text, done, total,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -169,6 +164,7 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
       Options lookup;  // served from the cache the worker filled: compiles and tunes nothing
       lookup.precision = search.precision;
       lookup.policy = TunePolicy::tune_on_miss;
+      lookup.remote_cache = search.remote_cache;
       AutotuneResult r = autotune(m, n, k, lookup);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,7 +1,8 @@
-// Fakes for the fleet tests: a machine's local cache (in memory, one per "process"), a kernel
-// loader, a tuner that takes a while and counts its tunings, and the fleet's store in memory,
-// shared by the dispatchers that stand for the fleet's processes. tests/test_dispatcher.cpp has
-// the full fakes of the local cache; these are what the fleet's paths need.
+// Fakes of the dispatcher's collaborators (src/dispatch/collaborators.hpp) for the CPU tests of
+// the fleet and of tilemm::Context: a local cache in memory, a kernel loader that loads nothing,
+// a tuner that always picks one winner (taking a while if asked) and records what it was
+// handed, and the wiring of a dispatcher over them. tests/test_dispatcher.cpp has fuller fakes
+// of the local cache, for the dispatch logic itself.
 #pragma once
 
 #include <atomic>
@@ -18,17 +19,20 @@
 
 namespace tilemm::testing {
 
-inline DeviceInfo fleet_device() {
+// The synthetic H200 with the versions the fakes' entries are fresh for.
+inline DeviceInfo fake_device() {
   DeviceInfo d = synthetic_h200();
   d.nvrtc_version = 13000;
   d.driver_version = 13000;
   return d;
 }
 
+// A cache file in memory: entries by shape, class and precision, and its leases.
 class MemoryStore : public dispatch::ResultStore {
  public:
   std::map<std::string, cache::StoredEntry> entries;
   std::map<std::string, std::string> leases;
+  std::vector<std::string> lease_askers;  // the owner of every lease asked for, in order
   int puts = 0;
 
   static std::string key(std::int64_t M, std::int64_t N, std::int64_t K, const std::string& c,
@@ -58,6 +62,7 @@ class MemoryStore : public dispatch::ResultStore {
   }
   void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
   bool try_acquire_lease(const std::string& k, const std::string& owner, double) override {
+    lease_askers.push_back(owner);
     auto [it, added] = leases.emplace(k, owner);
     return added || it->second == owner;
   }
@@ -91,14 +96,24 @@ class NullLoader : public dispatch::KernelLoader {
   }
 };
 
-// Takes `duration` per tuning and always picks `winner`.
-class SlowTuner : public dispatch::ShapeTuner {
+// Always picks `winner`, after `duration`; announces it to the tuning's hooks as its one
+// candidate, and records the M of each shape it tuned and the lease owner of the hooks it was
+// handed ("(no hooks)" where none).
+class FixedTuner : public dispatch::ShapeTuner {
  public:
-  SlowTuner(std::chrono::milliseconds duration, std::string winner)
+  explicit FixedTuner(std::string winner,
+                      std::chrono::milliseconds duration = std::chrono::milliseconds(0))
       : duration_(duration), winner_(std::move(winner)) {}
   std::atomic<int> tunings{0};
-  tuner::ShapeTuning tune(const DeviceInfo&, const Problem&, const dispatch::TuneRequest&) override {
+  tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
+                          const dispatch::TuneRequest& request) override {
     ++tunings;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tuned.push_back(problem.M);
+      hook_owners.push_back(request.hooks != nullptr ? request.hooks->lease_owner : "(no hooks)");
+    }
+    if (request.hooks != nullptr && request.hooks->on_candidate) request.hooks->on_candidate(winner_);
     std::this_thread::sleep_for(duration_);
     tuner::ShapeTuning t;
     t.outcome.winner = winner_;
@@ -111,8 +126,12 @@ class SlowTuner : public dispatch::ShapeTuner {
     t.outcome.winner_binary.cubin = {'T'};
     return t;
   }
+  // Read when no tuning runs.
+  std::vector<std::int64_t> tuned;
+  std::vector<std::string> hook_owners;
 
  private:
+  std::mutex mutex_;
   std::chrono::milliseconds duration_;
   std::string winner_;
 };
@@ -122,28 +141,38 @@ inline const std::vector<cache::StoredEntry>& no_preloaded() {
   return none;
 }
 
+// The collaborators of a dispatcher over `store` and `tuner`, with a NullLoader and no preloaded
+// results, its leases asked for by `owner`.
+inline dispatch::Collaborators fake_collaborators(std::unique_ptr<dispatch::ResultStore> store,
+                                                  std::unique_ptr<dispatch::ShapeTuner> tuner,
+                                                  std::string owner) {
+  dispatch::Collaborators parts;
+  parts.store = std::move(store);
+  parts.loader = std::make_unique<NullLoader>();
+  parts.tuner = std::move(tuner);
+  parts.preloaded = []() -> const std::vector<cache::StoredEntry>& { return no_preloaded(); };
+  parts.preloaded_headers = parts.preloaded;
+  parts.lease_owner = std::move(owner);
+  return parts;
+}
+
 // A dispatcher for one "process" of the fleet: its own local cache, `open_remote` for the fleet.
 struct FleetProcess {
   MemoryStore* local = nullptr;
-  SlowTuner* tuner = nullptr;
+  FixedTuner* tuner = nullptr;
   std::unique_ptr<dispatch::Dispatcher> dispatcher;
 
   FleetProcess(std::string owner,
                std::function<std::unique_ptr<dispatch::RemoteStore>(const std::string&)> open_remote,
                std::chrono::milliseconds tune_time = std::chrono::milliseconds(0),
                dispatch::LeaseTimes times = {}) {
-    dispatch::Collaborators parts;
     auto store = std::make_unique<MemoryStore>();
-    auto slow = std::make_unique<SlowTuner>(tune_time, "tiled_t16_p0");
+    auto fixed = std::make_unique<FixedTuner>("tiled_t16_p0", tune_time);
     local = store.get();
-    tuner = slow.get();
-    parts.store = std::move(store);
-    parts.loader = std::make_unique<NullLoader>();
-    parts.tuner = std::move(slow);
-    parts.preloaded = [] () -> const std::vector<cache::StoredEntry>& { return no_preloaded(); };
-    parts.preloaded_headers = parts.preloaded;
+    tuner = fixed.get();
+    dispatch::Collaborators parts =
+        fake_collaborators(std::move(store), std::move(fixed), std::move(owner));
     parts.open_remote = std::move(open_remote);
-    parts.lease_owner = std::move(owner);
     parts.lease = times;
     dispatcher = std::make_unique<dispatch::Dispatcher>(std::move(parts));
   }
@@ -153,7 +182,7 @@ struct FleetProcess {
     Options options;
     options.policy = policy;
     options.remote_cache = url;
-    return dispatcher->autotune(fleet_device(), p, options);
+    return dispatcher->autotune(fake_device(), p, options);
   }
 };
 
