@@ -426,33 +426,6 @@ TEST(BudgetedSearch, CandidatesCompiledBeforeTheBudgetRanOutAreStillScreened) {
   EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
 }
 
-// Compiling a chunk takes 0.6 of the budget: after the first chunk there is budget left, but not
-// enough for another chunk's compile, so none is started (one would overrun the budget by most of
-// its compile time, which is what a first call on a fresh cache waits for).
-TEST(BudgetedSearch, NoChunkIsCompiledThatCannotFinishBeforeTheDeadline) {
-  const Scripted s(0);
-  FakeBench bench;
-  bench.median = s.median;
-  constexpr double kBudgetMs = 1000;
-  TuneSettings settings = budgeted(s, bench, kBudgetMs);
-  constexpr int kChunk = 4;
-  settings.compile_threads = kChunk;
-  std::mutex compiling;
-  int compiled = 0;
-  settings.compile = [&](const Variant& v, const std::string& arch) {
-    std::lock_guard<std::mutex> lock(compiling);
-    bench.clock_ms += 0.6 * kBudgetMs / kChunk;
-    ++compiled;
-    return testing::fake_compile(v, arch);
-  };
-  settings.history = {s.exact_history()};
-  ASSERT_GT(candidates_within_budget(kBudgetMs, 1.0), 2 * kChunk) << "more than one chunk is selected";
-  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
-  EXPECT_EQ(compiled, kChunk);
-  EXPECT_LT(bench.clock_ms, 1.2 * kBudgetMs);
-  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
-}
-
 TEST(BudgetedSearch, QuickEffortKeepsEveryRoundQuick) {
   const Scripted s(5);
   FakeBench bench;

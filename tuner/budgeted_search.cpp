@@ -228,9 +228,8 @@ void time_by_successive_halving(
   // next chunk on (nothing there is compiled yet), once per family.
   std::string leading_unmeasured_family;
   std::set<std::string> moved_forward;
-  // When the chunk compiled last finished compiling, and how long it took, on settings' clock.
+  // When the chunk compiled last finished compiling, on settings' clock.
   double chunk_compiled_ms = -std::numeric_limits<double>::infinity();
-  double chunk_compile_ms = 0.0;
   bool overlapped = false;  // while_first_chunk_compiles has run
   for (std::size_t i = 0; i < selection.size(); ++i) {
     if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
@@ -240,25 +239,19 @@ void time_by_successive_halving(
                               return s->variant.family == leading_unmeasured_family;
                             });
     SearchCandidate& c = *selection[i];
-    if (i % per_chunk == 0 &&
-        !(screened >= kFewestSelected && now() + chunk_compile_ms > deadline_ms)) {
+    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms)) {
       const std::vector<SearchCandidate*> next(
           selection.begin() + static_cast<std::ptrdiff_t>(i),
           selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size())));
-      const double started = now();
       if (i == 0 && while_first_chunk_compiles) {
         overlapped = true;
         // The compilers run on their own threads; what the caller overlaps runs here. The
         // future's destructor waits for them if the caller's work throws.
-        std::future<double> compiled = std::async(std::launch::async, [&] {
-          compile(next);
-          return now();
-        });
+        std::future<void> compiled = std::async(std::launch::async, [&] { compile(next); });
         while_first_chunk_compiles();
-        chunk_compile_ms = compiled.get() - started;
+        compiled.get();
       } else {
         compile(next);
-        chunk_compile_ms = now() - started;
       }
       chunk_compiled_ms = now();
     }

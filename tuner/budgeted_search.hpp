@@ -80,10 +80,9 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
 // as kFinalRoundPastBudget allows; where it does not run, the last round completed decides.
 // Candidates dropped are marked pruned with their times as the reason; the last round's keep
 // status ok. At least kFewestSelected candidates are screened whatever the deadline, so a tuning
-// always has a winner when one is correct. Past those, a chunk is compiled only where the last
-// chunk's compile time, from now, still ends before the deadline: compilation is what a first
-// call spends most of its time on, and a chunk started late overruns the budget by all of it.
-// `while_first_chunk_compiles`, where set, runs on the calling thread while the first chunk
+// always has a winner when one is correct. A chunk is started while the deadline has not passed,
+// though its compilation may overrun it: a first tuning that compiled fewer chunks missed the
+// families that win short-K and skinny shapes. `while_first_chunk_compiles`, where set, runs on the calling thread while the first chunk
 // compiles on others (the providers' timings, which use the GPU and not the compilers' CPUs).
 void time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
