@@ -29,7 +29,7 @@ std::optional<cache::StoredEntry> FleetResults::usable_entry(const DeviceInfo& d
   // Another machine's measurement, held to the rule of an imported one: never "preloaded",
   // whose staleness rule compares the templates alone.
   entry->source = "imported";
-  if (!is_fresh(*entry, running_versions(device, problem.precision))) {
+  if (!is_fresh(*entry, running_versions(device, problem))) {
     log(LogLevel::info, "the fleet's result for " + describe(problem) +
                             " is stale (tuned under another driver, NVRTC or template set)");
     return std::nullopt;

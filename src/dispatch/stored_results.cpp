@@ -24,7 +24,7 @@ std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& d
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
         auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
-        if (entry && !is_fresh(*entry, running_versions(device, problem.precision))) {
+        if (entry && !is_fresh(*entry, running_versions(device, problem))) {
           log(LogLevel::info, "cached result for " + describe(problem) +
                                   " is stale (tuned under another driver, NVRTC or template set)");
           return std::nullopt;
@@ -47,7 +47,7 @@ std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInf
                                                                  bool with_candidates) {
   return cache::find_preloaded(with_candidates ? preloaded() : preloaded_headers(),
                                device.model_key(), device.arch(), problem.M, problem.N, problem.K,
-                               class_of(problem), running_versions(device, problem.precision),
+                               class_of(problem), running_versions(device, problem),
                                problem.precision);
 }
 
@@ -108,7 +108,7 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.margin = outcome.margin;
   e.tuned_at = tuned_at;
   e.tilemm_version = TILEMM_VERSION;
-  e.versions = running_versions(device, problem.precision);
+  e.versions = running_versions(device, problem);
   e.arch = device.arch();
   e.source = "tuned";
   e.candidates = outcome.candidates;
