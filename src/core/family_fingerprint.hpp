@@ -29,8 +29,9 @@ std::vector<const Family*> families_serving(const Problem& problem, int compute_
 // The fingerprint (16 hex digits, FNV-1a) over the name, template file and template SHA-256 (which
 // covers the headers the template pulls in) of each family that can serve `problem`. Memoized per
 // (M, N, K, alignment class, precision, compute capability, number of registered families), so a
-// family registered later (register_extra_family) counts. Thread-safe. Cost: the first call for a
-// shape walks the families' spaces (tens of microseconds); later ones a map lookup under a mutex.
+// family registered later (register_extra_family) counts. Thread-safe. Cost: the first call of a
+// process lists every family's space; the first call for a shape walks each family's space until
+// a variant serves it; later ones are a map lookup under a mutex.
 std::string kernels_fingerprint(const Problem& problem, int compute_capability);
 
 // The same with each family's template digest given by `digest_of` instead of its embedded

@@ -26,7 +26,8 @@ std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& d
         auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
         if (entry && !is_fresh(*entry, running_versions(device, problem))) {
           log(LogLevel::info, "cached result for " + describe(problem) +
-                                  " is stale (tuned under another driver, NVRTC or template set)");
+                                  " is stale (tuned under another driver, NVRTC, timing method or "
+                                  "set of kernels for its shape)");
           return std::nullopt;
         }
         return entry;
