@@ -1,7 +1,8 @@
 // cp.async (compute capability 8.0 and newer), shared by the templates that include it
-// (multistage.cu, skinny.cu): copies from global to shared memory that hold no registers while
-// they fly, and that a thread waits for by commit group. cmake/embed_templates.cmake pastes this
-// file into each template that includes it, so the template's hash covers it too.
+// (multistage.cu, and gemvn.cu and gemvm.cu through skinny.cuh): copies from global
+// to shared memory that hold no registers while they fly, and that a thread waits for by commit
+// group. cmake/embed_templates.cmake pastes this file into each template that includes it, so the
+// template's hash covers it too.
 #ifndef TILEMM_CP_ASYNC_CUH
 #define TILEMM_CP_ASYNC_CUH
 

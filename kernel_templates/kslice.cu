@@ -32,6 +32,8 @@
 #define TILEMM_KSLICE_PASTE2(a, b) a##b
 #define TILEMM_KSLICE_PASTE(a, b) TILEMM_KSLICE_PASTE2(a, b)
 
+#include "epilogue.cuh"  // the scaled store of C
+
 namespace {
 constexpr int kThreads = 256;  // 16 x 16: thread (ty, tx) owns rows ty + 16 i and columns tx + 16 j
 constexpr int kSide = 16;
@@ -154,5 +156,5 @@ TILEMM_KSLICE_PASTE(TILEMM_KERNEL_NAME, _reduce)(int M, int N, int S, int GROUP,
     sum += __shfl_down_sync(0xffffffffu, sum, offset, GROUP);
   if (!live || lane != 0) return;
   float* c = C + (element / N) * ldc + element % N;
-  *c = (beta == 0.0f) ? alpha * sum : fmaf(alpha, sum, beta * *c);
+  *c = scale(alpha, sum, beta, c);
 }

@@ -50,6 +50,7 @@
 
 #include "cp_async.cuh"   // the copies of A and B
 #include "stream_k.cuh"  // the work split of STREAM_K 1
+#include "epilogue.cuh"  // the scaled stores of C
 
 // Derived, not parameters: every warp computes a 64 x 64 tile of C; its lanes form a 4 x 8 grid
 // of 4 x 4 sub-tiles, repeated 4 times along M and twice along N.
@@ -99,20 +100,6 @@ static_assert(!(STREAM_K && BK == 16 && VEC == 1),
               "no BK 16 with 4-byte copies of B with STREAM_K: ptxas spills their registers");
 static_assert(STREAM_K == 0 || kThreads == 256,
               "STREAM_K blocks are 256 threads, one per SM: all of them are resident at once");
-
-// c[0..3] = alpha * v + beta * c[0..3] in one float4 store (c is 16-byte aligned). With beta == 0
-// C is not read: it may hold NaN.
-static __device__ __forceinline__ void store_scaled4(float* c, float alpha, float4 v, float beta) {
-  float4 out;
-  if (beta == 0.0f) {
-    out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-  } else {
-    const float4 old = *reinterpret_cast<const float4*>(c);
-    out = make_float4(fmaf(alpha, v.x, beta * old.x), fmaf(alpha, v.y, beta * old.y),
-                      fmaf(alpha, v.z, beta * old.z), fmaf(alpha, v.w, beta * old.w));
-  }
-  *reinterpret_cast<float4*>(c) = out;
-}
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
@@ -322,7 +309,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #pragma unroll
             for (int e = 0; e < 4; ++e)
               if (col + e < rem_n)
-                c[e] = beta == 0.0f ? alpha * v[e] : fmaf(alpha, v[e], beta * c[e]);
+                c[e] = scale(alpha, v[e], beta, c + e);
           }
         }
       }

@@ -15,6 +15,8 @@
 #define BLOCK_Y 16
 #endif
 
+#include "epilogue.cuh"  // the scaled store of C
+
 extern "C" __global__ void __launch_bounds__(BLOCK_X * BLOCK_Y)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
@@ -27,5 +29,5 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   float acc = 0.0f;
   for (int k = 0; k < K; ++k) acc = fmaf(a[k], B[static_cast<long long>(k) * ldb + col], acc);
   float* c = C + static_cast<long long>(row) * ldc + col;
-  *c = (beta == 0.0f) ? alpha * acc : fmaf(alpha, acc, beta * *c);
+  *c = scale(alpha, acc, beta, c);
 }

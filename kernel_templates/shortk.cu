@@ -20,6 +20,8 @@
 #define KMAX 16
 #endif
 
+#include "epilogue.cuh"  // the scaled store of C
+
 namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
@@ -77,7 +79,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) {
       const int col = col0 + lane + 32 * j;
-      if (col < N) c_row[col] = (beta == 0.0f) ? alpha * acc[j] : fmaf(alpha, acc[j], beta * c_row[col]);
+      if (col < N) c_row[col] = scale(alpha, acc[j], beta, c_row + col);
     }
   }
 }

@@ -61,6 +61,8 @@
 #endif
 #endif
 
+#include "tf32.cuh"  // tf32_bits
+
 namespace {
 
 constexpr int kWarpsN = BN / WN;
@@ -116,12 +118,6 @@ __device__ __forceinline__ void wait_for_oldest_stage() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
 }
 
-__device__ __forceinline__ unsigned to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
-}
-
 // One input in the form the MMAs take: big = tf32(x), and with SPLIT 3 small = tf32(x - big)
 // (x - big is exact in FP32: big is x rounded to 11 significant bits).
 struct Split {
@@ -133,9 +129,9 @@ struct Split {
 
 __device__ __forceinline__ Split split(float x) {
   Split s;
-  s.big = to_tf32(x);
+  s.big = tf32_bits(x);
 #if SPLIT == 3
-  s.small = to_tf32(x - __uint_as_float(s.big));
+  s.small = tf32_bits(x - __uint_as_float(s.big));
 #endif
   return s;
 }

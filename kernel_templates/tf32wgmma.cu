@@ -159,6 +159,8 @@ TILEMM_INDEX_MAP TilePosition grouped_tile(int tile, int tiles_m, int tiles_n, i
 #endif
 #endif
 
+#include "tf32.cuh"  // to_tf32
+
 namespace {
 
 using namespace tf32wgmma_maps;
@@ -271,12 +273,6 @@ __device__ __forceinline__ float truncate_to_tf32(float x) {
   return __uint_as_float(__float_as_uint(x) & 0xFFFFE000u);
 }
 #endif
-
-__device__ __forceinline__ float to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
-}
 
 // The shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format") of a K-major A tile
 // with the 128-byte swizzle whose k8 step starts at `step`: start address, leading byte offset

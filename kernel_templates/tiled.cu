@@ -21,6 +21,8 @@ static_assert(TILE == 8 || TILE == 16 || TILE == 32,
               "TILE x TILE threads per block: 32 x 32 = 1024 is the CUDA maximum");
 static_assert(PAD == 0 || PAD == 1, "PAD is 0 or 1 float per shared-memory row");
 
+#include "epilogue.cuh"  // the scaled store of C
+
 extern "C" __global__ void __launch_bounds__(TILE * TILE)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
@@ -45,6 +47,6 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   }
   if (row < M && col < N) {
     float* c = C + static_cast<long long>(row) * ldc + col;
-    *c = (beta == 0.0f) ? alpha * acc : fmaf(alpha, acc, beta * *c);
+    *c = scale(alpha, acc, beta, c);
   }
 }

@@ -193,51 +193,12 @@ static __device__ __forceinline__ void load_fragment(float* dst, const float* sr
     }
 }
 
-// c[0..3] = alpha * v + beta * c[0..3] in one float4 store (c is 16-byte aligned). With beta == 0
-// C is not read: it may hold NaN.
-static __device__ __forceinline__ void store_scaled4(float* c, float alpha, float4 v, float beta) {
-  float4 out;
-  if (beta == 0.0f) {
-    out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-  } else {
-    const float4 old = *reinterpret_cast<const float4*>(c);
-    out = make_float4(fmaf(alpha, v.x, beta * old.x), fmaf(alpha, v.y, beta * old.y),
-                      fmaf(alpha, v.z, beta * old.z), fmaf(alpha, v.w, beta * old.w));
-  }
-  *reinterpret_cast<float4*>(c) = out;
-}
-
-static __device__ __forceinline__ float scale(float alpha, float acc, float beta, const float* c) {
-  return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
-}
+// The scaled stores of C (scale, store_scaled4).
+#include "epilogue.cuh"
 
 #if CLUSTER_REDUCE
-// Thread block cluster primitives as PTX (sm_90), so that the template needs no header.
-// Every thread of every block of the cluster arrives, then waits for all: the writes to shared
-// memory before it are visible to the whole cluster after it.
-static __device__ __forceinline__ void cluster_barrier() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
-}
-// The address, in the cluster's shared window, of `p` (this block's shared memory) in the block
-// of the cluster whose rank is `rank`.
-static __device__ __forceinline__ unsigned cluster_address(const float* p, unsigned rank) {
-  unsigned long long local;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(local) : "l"(p));
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote)
-               : "r"(static_cast<unsigned>(local)), "r"(rank));
-  return remote;
-}
-static __device__ __forceinline__ float4 cluster_load4(unsigned address) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(address)
-               : "memory");
-  return v;
-}
+// The cluster's barrier, addresses and loads (sm_90).
+#include "cluster.cuh"
 // The cluster spans grid.z: the blocks of one C tile, whose ranks are their blockIdx.z.
 #define TILEMM_CLUSTER __cluster_dims__(1, 1, SPLIT_K)
 #else

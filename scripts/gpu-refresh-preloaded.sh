@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-tunes every shape of a shipped preloaded file on this GPU and writes the refreshed file, for
-# when a template change has made its entries stale (tests' Preloaded.ShippedFilesParse... says so).
+# when a template change has made its entries stale (the test
+# Preloaded.ShippedFilesAreFreshForThisBuild says so).
 # Usage (device tool, carry: ["build-carry.tar.xz"]):
 #   scripts/gpu-refresh-preloaded.sh [preloaded file]   (default: cache/preloaded/nvidia-h200-sm90.json)
 # Tunes highest first, then high and medium in the same cache, so that their tunings also time the

@@ -352,7 +352,7 @@ TEST(Dispatch, ARowSplitPlanRunsEachPartWithItsOwnCachedWinner) {
       e.median_ms = 0.01;
       e.tuned_at = "2026-11-29T00:00:00Z";
       e.tilemm_version = "test";
-      e.versions = dispatch::running_versions(device, Precision::highest);
+      e.versions = dispatch::running_versions(device, Problem::dense(m, 260, 300));
       e.arch = device.arch();
       e.source = "imported";
       store.put(e);

@@ -200,7 +200,7 @@ TEST(CanRun, GemvmRingServesTheWideExtentsWithItsRingInSharedMemory) {
         << variant_name(v);
     EXPECT_EQ(can_run(v, a100, p).ok, s == 1) << variant_name(v);
   }
-  const std::string_view source = detail::find_template("skinny.cu").source;
+  const std::string_view source = detail::find_template("gemvm.cu").source;
   EXPECT_NE(source.find("B_RING (groups of B in flight per warp) is 2 to 8, for the wide shape "
                         "(MAX_M >= 8) only"),
             std::string_view::npos);
@@ -239,7 +239,7 @@ TEST(CanRun, GemvnRingServesTheWideExtentsWithItsRingInSharedMemory) {
         << variant_name(v);
     EXPECT_EQ(can_run(v, a100, p).ok, s == 1 && mb == 2) << variant_name(v);
   }
-  const std::string_view source = detail::find_template("skinny.cu").source;
+  const std::string_view source = detail::find_template("gemvn.cu").source;
   for (const char* reason :
        {"A_RING (steps of A in flight per warp) is 2 to 16, for the wide shape (MAX_N >= 8) only",
         "MIN_BLOCKS is 2, or 3 with A through the ring (A_RING)"})

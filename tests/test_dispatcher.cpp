@@ -44,7 +44,7 @@ StoredEntry stored(const Problem& p, const std::string& winner, const std::strin
   e.median_ms = 1.0;
   e.tuned_at = "2026-11-29T00:00:00Z";
   e.tilemm_version = "test";
-  e.versions = running_versions(device(), p.precision);
+  e.versions = running_versions(device(), p);
   e.arch = device().arch();
   e.source = source;
   CandidateResult c;
@@ -414,7 +414,7 @@ TEST(Dispatcher, PreloadedServesBeforeTuningAndTuningIsTheLastResort) {
   ASSERT_NE(rig.store->at(kShape), nullptr);
   EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t32_p1");
   EXPECT_EQ(rig.store->at(kShape)->source, "tuned");
-  EXPECT_TRUE(is_fresh(*rig.store->at(kShape), running_versions(device())));
+  EXPECT_TRUE(is_fresh(*rig.store->at(kShape), running_versions(device(), kShape)));
   EXPECT_EQ(rig.store->cubins.count("tiled_t32_p1"), 1u);
 }
 

@@ -84,7 +84,7 @@ TEST(FleetDispatch, AResultTunedAnywhereServesEveryOtherProcessAndIsCopiedLocall
   EXPECT_EQ(fleet.publications, 1);
   const auto& published = fleet.results.begin()->second;
   EXPECT_EQ(published.versions.driver_version, fake_device().driver_version);
-  EXPECT_EQ(published.versions.template_hash, results_hash(Precision::highest));
+  EXPECT_EQ(published.versions.template_hash, running_versions(fake_device(), kShape).template_hash);
   const AutotuneResult served = b.autotune(kShape, kUrl);
   EXPECT_EQ(served.source, ResultSource::remote);
   EXPECT_EQ(served.winner, "tiled_t16_p0");

@@ -230,37 +230,26 @@ TEST(Compile, EveryEmbeddedTemplateBelongsToAFamily) {
 }
 
 // cmake/embed_templates.cmake pastes the headers a template includes (kernel_templates/*.cuh) in
-// place: NVRTC gets no #include to resolve, and the template's hash, in every cache key of its
-// kernels, changes when a header does.
+// place, and the headers those include (gemvn.cu and gemvm.cu take cluster.cuh through
+// skinny.cuh), each once: NVRTC gets no #include to resolve, and the template's hash, in every
+// cache key of its kernels, changes when any header it pulls in does.
 TEST(Compile, TheHeadersATemplateIncludesArePastedIn) {
   for (const auto& t : detail::embedded_templates())
     EXPECT_EQ(t.source.find(".cuh\""), std::string_view::npos) << t.file << " still includes one";
   const std::vector<std::pair<const char*, const char*>> pasted = {
       {"multistage.cu", "#define TILEMM_CP_ASYNC_CUH"},
       {"multistage.cu", "#define TILEMM_STREAM_K_CUH"},
-      {"skinny.cu", "#define TILEMM_CP_ASYNC_CUH"},
+      {"gemvn.cu", "#define TILEMM_CP_ASYNC_CUH"},
+      {"gemvn.cu", "#define TILEMM_SKINNY_CUH"},
+      {"gemvm.cu", "#define TILEMM_CLUSTER_CUH"},
+      {"warptile.cu", "#define TILEMM_EPILOGUE_CUH"},
+      {"tf32mma.cu", "#define TILEMM_TF32_CUH"},
       {"tf32wgmma.cu", "#define TILEMM_STREAM_K_CUH"}};
-  for (const auto& [file, guard] : pasted)
-    EXPECT_NE(detail::find_template(file).source.find(guard), std::string_view::npos)
-        << file << " lacks " << guard;
-}
-
-// A result's templates hash covers the families its precision chose among: the tensor-core
-// templates leave highest's hash alone (so its results, the shipped ones too, stay fresh when
-// such a family is added or changed), and high and medium, which fall back to the FP32
-// kernels, cover every template.
-TEST(TemplatesHash, HighestCoversTheFp32FamiliesAndTheOthersEveryTemplate) {
-  std::set<std::string> fp32_files, other_files;
-  for (const auto& family : detail::families())
-    for (const Variant& v : variant_space(family.name))
-      (family.precision(v) == Precision::highest ? fp32_files : other_files).insert(family.template_file);
-  ASSERT_FALSE(other_files.empty()) << "no tensor-core family: this test has nothing to tell apart";
-  for (const auto& file : other_files)
-    EXPECT_EQ(fp32_files.count(file), 0u) << file << " holds both FP32 and tensor-core kernels";
-  EXPECT_NE(detail::templates_hash(Precision::highest), detail::templates_hash());
-  EXPECT_EQ(detail::templates_hash(Precision::high), detail::templates_hash());
-  EXPECT_EQ(detail::templates_hash(Precision::medium), detail::templates_hash());
-  EXPECT_EQ(detail::templates_hash(Precision::highest).size(), 16u);
+  for (const auto& [file, guard] : pasted) {
+    const std::string_view source = detail::find_template(file).source;
+    EXPECT_NE(source.find(guard), std::string_view::npos) << file << " lacks " << guard;
+    EXPECT_EQ(source.find(guard), source.rfind(guard)) << file << " has " << guard << " twice";
+  }
 }
 
 // Every support file (the transpose, the tuner's verification kernels) compiles for both

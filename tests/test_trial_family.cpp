@@ -1,12 +1,15 @@
 // tilemm-sustained-bench's trial families (tools/bench/trial_family.hpp): a library family's rules
-// compiled from a template file on disk, beside the embedded one, without touching the hashes that
-// key the cache; and every malformed --trial refused with the option named. NVRTC only, no GPU.
+// compiled from a template file on disk, beside the embedded one, without touching the templates
+// hash of the build; as a new family that can run every shape tiled runs, it changes the kernels'
+// fingerprint of those shapes (family_fingerprint.hpp); and every malformed --trial refused with the
+// option named. NVRTC only, no GPU.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
+#include "family_fingerprint.hpp"
 #include "kernel_sources.hpp"
 #include "nvrtc_compiler.hpp"
 #include "temp_dir.hpp"
@@ -26,9 +29,10 @@ std::string refusal(const std::string& spec) {
   return {};
 }
 
-TEST(TrialFamily, CompilesTheFileOnDiskUnderTheFamilysRulesAndLeavesTheHashesAlone) {
+TEST(TrialFamily, CompilesTheFileOnDiskUnderTheFamilysRulesAndLeavesTheTemplatesHashAlone) {
   const std::string hash_before = detail::templates_hash();
-  const std::string highest_before = detail::templates_hash(Precision::highest);
+  const Problem square = Problem::square(512);
+  const std::string square_before = detail::kernels_fingerprint(square, 90);
   testing::TempDir dir;
   const std::string path = dir.file("tiled-trial.cu");
   // The embedded tiled.cu with one line added: what is compiled must be this file.
@@ -48,7 +52,7 @@ TEST(TrialFamily, CompilesTheFileOnDiskUnderTheFamilysRulesAndLeavesTheHashesAlo
   EXPECT_THROW(parse_variant("tiledtrial_t64_p0"), InvalidArgument);
 
   EXPECT_EQ(detail::templates_hash(), hash_before);
-  EXPECT_EQ(detail::templates_hash(Precision::highest), highest_before);
+  EXPECT_NE(detail::kernels_fingerprint(square, 90), square_before);
   const std::string twice = refusal("tiled=" + path);
   EXPECT_NE(twice.find("'tiled' is given twice"), std::string::npos) << twice;
 }

@@ -11,11 +11,13 @@
 #include <sstream>
 
 #include "row_split.hpp"
+#include "kernel_sources.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
 #include "sample_entry.hpp"
 #include "temp_dir.hpp"
 #include "text_table.hpp"
+#include "timing_method.hpp"
 #include "tilemm/error.hpp"
 #include "tune_cli.hpp"
 #include "tune_cli_run.hpp"
@@ -214,11 +216,13 @@ TEST(TuneCliParsing, HelpAndVersionExitZero) {
   const TuneCliRun version = run_tune({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("tilemm-tune ", 0), 0u) << version.out;
-  // It names the hash each precision's entries are stamped with, the one --list compares.
-  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
-    EXPECT_NE(version.out.find(std::string(to_string(p)) + " " + dispatch::results_hash(p)),
-              std::string::npos)
-        << version.out;
+  // It names what the results hash of every entry it tunes is made of: the kernel templates and
+  // the timing method.
+  EXPECT_NE(version.out.find("kernel templates " + detail::templates_hash()), std::string::npos)
+      << version.out;
+  EXPECT_NE(version.out.find("timing method " + std::to_string(tuner::kTimingMethodVersion)),
+            std::string::npos)
+      << version.out;
 }
 
 TEST(TuneCliParsing, HelpShowsTheActionsExamplesExitCodesAndTheCachePath) {

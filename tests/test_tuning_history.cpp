@@ -2,7 +2,7 @@
 // device's model and the problem's class, fresh, the cache's before the preloaded ones.
 #include <gtest/gtest.h>
 
-#include "kernel_sources.hpp"
+#include "family_fingerprint.hpp"
 #include "provenance.hpp"
 #include "synthetic_device.hpp"
 #include "tuning_history.hpp"
@@ -33,7 +33,8 @@ cache::StoredEntry entry(std::int64_t n, const std::string& problem_class, const
   e.M = e.N = e.K = n;
   e.problem_class = problem_class;
   e.winner = candidates.front().variant;
-  e.versions = running_versions(device());
+  e.versions =
+      running_versions(device(), Problem::dense(n, n, n, problem_class == "a4-dense" ? 4 : 1));
   e.arch = device().arch();
   e.source = source;
   e.candidates = std::move(candidates);
@@ -41,7 +42,6 @@ cache::StoredEntry entry(std::int64_t n, const std::string& problem_class, const
 }
 
 TEST(TuningHistory, TimedCandidatesOfFreshEntriesOfTheClassCountAndTheCacheComesFirst) {
-  const auto running = running_versions(device());
   cache::StoredEntry stale = entry(300, "a4-dense", "tuned", {timed("tiled_t8_p0", CandidateStatus::ok, 1, 30)});
   stale.versions.nvrtc_version += 10;
   const std::vector<cache::StoredEntry> cached = {
@@ -56,7 +56,7 @@ TEST(TuningHistory, TimedCandidatesOfFreshEntriesOfTheClassCountAndTheCacheComes
   const std::vector<cache::StoredEntry> preloaded = {
       entry(512, "a4-dense", "preloaded", {timed("tiled_t16_p0", CandidateStatus::ok, 9.0, 30)}),
       entry(4096, "a4-dense", "preloaded", {timed("tiled_t16_p0", CandidateStatus::ok, 40.0, 30)})};
-  const auto shapes = measured_shapes(cached, preloaded, device(), "a4-dense", running);
+  const auto shapes = measured_shapes(cached, preloaded, device(), "a4-dense");
   ASSERT_EQ(shapes.size(), 2u);
   EXPECT_EQ(shapes[0].M, 512);
   EXPECT_EQ(shapes[0].median_ms, (std::map<std::string, double>{{"tiled_t16_p0", 2.0}, {"tiled_t32_p0", 3.0}}));
@@ -64,38 +64,41 @@ TEST(TuningHistory, TimedCandidatesOfFreshEntriesOfTheClassCountAndTheCacheComes
   EXPECT_EQ(shapes[1].median_ms.at("tiled_t16_p0"), 40.0);
 }
 
-// An entry of the same templates timed by an earlier timing method (it stored the templates hash
-// alone, before tuner::kTimingMethodVersion joined it) is stale, in the cache or preloaded: its
-// medians mean something else and must not rank this build's candidates.
+// An entry of the same kernels timed by an earlier timing method (it stored the kernels'
+// fingerprint alone, before tuner::kTimingMethodVersion joined it) is stale, in the cache or
+// preloaded: its medians mean something else and must not rank this build's candidates.
 TEST(TuningHistory, ResultsTimedByAnotherTimingMethodAreStaleAndDoNotCount) {
-  const auto running = running_versions(device());
   for (const std::string source : {"tuned", "preloaded"}) {
     cache::StoredEntry old = entry(512, "a4-dense", source, {timed("tiled_t16_p0", CandidateStatus::ok, 2.0, 30)});
-    old.versions.template_hash = detail::templates_hash(Precision::highest);
-    EXPECT_FALSE(is_fresh(old, running)) << source;
-    EXPECT_TRUE(measured_shapes({old}, {old}, device(), "a4-dense", running).empty()) << source;
+    old.versions.template_hash = detail::kernels_fingerprint(problem_of(old), 90);
+    EXPECT_FALSE(is_fresh(old, running_versions(device(), old))) << source;
+    EXPECT_TRUE(measured_shapes({old}, {old}, device(), "a4-dense").empty()) << source;
   }
 }
 
-// The results hash: 16 hex digits like the templates hash it replaces in stored entries, one per
-// precision, equal between two precisions exactly when their templates hashes are.
-TEST(ResultsHash, VersionsTheTemplatesAndTheTimingMethodPerPrecision) {
-  const Precision all[] = {Precision::highest, Precision::high, Precision::medium};
-  for (const Precision p : all) {
-    const std::string& h = results_hash(p);
+// The results hash: 16 hex digits like the kernels' fingerprint it versions, one per problem and
+// compute capability, different from the fingerprint alone (the timing method joins it), equal
+// for two problems exactly when their fingerprints are.
+TEST(ResultsHash, VersionsTheKernelsThatCanServeAProblemAndTheTimingMethod) {
+  const Problem problems[] = {Problem::dense(1, 4096, 4096), Problem::dense(4096, 1, 4096),
+                              Problem::dense(4096, 4096, 4096), Problem::dense(4097, 4097, 4097),
+                              Problem::dense(2048, 2048, 2048)};
+  for (const Problem& p : problems) {
+    const std::string h = results_hash(p, 90);
     EXPECT_EQ(h.size(), 16u);
     EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
-    EXPECT_NE(h, detail::templates_hash(p));
+    EXPECT_NE(h, detail::kernels_fingerprint(p, 90));
     EXPECT_EQ(running_versions(device(), p).template_hash, h);
-    for (const Precision q : all)
-      EXPECT_EQ(results_hash(p) == results_hash(q), detail::templates_hash(p) == detail::templates_hash(q));
+    for (const Problem& q : problems)
+      EXPECT_EQ(results_hash(p, 90) == results_hash(q, 90),
+                detail::kernels_fingerprint(p, 90) == detail::kernels_fingerprint(q, 90));
   }
 }
 
 TEST(TuningHistory, AnotherModelsCacheEntriesDoNotCount) {
   auto e = entry(512, "a4-dense", "tuned", {timed("tiled_t16_p0", CandidateStatus::ok, 2.0, 30)});
   e.device_key = "another model";
-  EXPECT_TRUE(measured_shapes({e}, {}, device(), "a4-dense", running_versions(device())).empty());
+  EXPECT_TRUE(measured_shapes({e}, {}, device(), "a4-dense").empty());
 }
 
 }  // namespace

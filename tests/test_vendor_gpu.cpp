@@ -130,7 +130,7 @@ TEST(VendorCandidates, AStoredVendorWinnerServesANewProcessWithoutCompilesOrHeur
     e.median_ms = 0.01;
     e.tuned_at = "2026-12-03T09:00:00Z";
     e.tilemm_version = "test";
-    e.versions = dispatch::running_versions(device, Precision::highest);
+    e.versions = dispatch::running_versions(device, problem);
     CandidateResult win;
     win.variant = e.winner;
     win.stats = {0.01, 0.01, 0.0, 10};

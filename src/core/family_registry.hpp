@@ -67,9 +67,11 @@ struct EmbeddedTemplate;
 
 // Adds a family whose template is not embedded in the library: test-only kernels (the faulty
 // family of tests/kernel_templates/). Call before any other use of tilemm, from one thread (it
-// invalidates references to families()). Not part of templates_hash(), so cache keys of real
-// families are unaffected. Throws tilemm::Error (internal) when a family of that name exists or
-// `family` lacks a required field (name, template_file, geometry, shared_bytes, enqueue...).
+// invalidates references to families()). Not part of templates_hash(), so the CUBIN keys of real
+// families are unaffected; like any new family it changes the results hash of the problems it can
+// serve (family_fingerprint.hpp), whose stored results it makes stale. Throws tilemm::Error
+// (internal) when a family of that name exists or `family` lacks a required field (name,
+// template_file, geometry, shared_bytes, enqueue...).
 void register_extra_family(const Family& family, const EmbeddedTemplate& source);
 
 // register_extra_family for each family of `registrations` (a folder's generated list, see

@@ -2,15 +2,10 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <map>
-#include <set>
 #include <string_view>
 #include <vector>
 
-#include "family.hpp"
-#include "family_registry.hpp"
 #include "tilemm/error.hpp"
-#include "tilemm/variant.hpp"
 
 namespace tilemm::detail {
 
@@ -45,22 +40,6 @@ std::string hash_of(const std::vector<const EmbeddedTemplate*>& templates) {
   return std::string(text);
 }
 
-// The precisions the kernels of each template file compute at, over its families.
-std::map<std::string_view, std::set<Precision>> precisions_by_template() {
-  std::map<std::string_view, std::set<Precision>> out;
-  for (const Family& f : families()) {
-    std::set<Precision>& offered = out[f.template_file];
-    // Every variant of an FP32 family computes at highest: no need to list its space, which
-    // would cost the first cache lookup of a process a millisecond.
-    if (f.precision == computes_fp32) {
-      offered.insert(Precision::highest);
-      continue;
-    }
-    for (const Variant& v : variant_space(f.name)) offered.insert(f.precision(v));
-  }
-  return out;
-}
-
 }  // namespace
 
 const std::string& templates_hash() {
@@ -70,25 +49,6 @@ const std::string& templates_hash() {
     return hash_of(all);
   }();
   return hash;
-}
-
-const std::string& templates_hash(Precision precision) {
-  static const auto& hashes = *new std::map<Precision, std::string>([] {
-    const auto offered = precisions_by_template();
-    std::map<Precision, std::string> out;
-    for (const Precision p : {Precision::highest, Precision::high, Precision::medium}) {
-      // A tuning at p chooses among p's kernels and the FP32 (highest) ones, which serve it too.
-      std::vector<const EmbeddedTemplate*> chosen;
-      for (const auto& t : embedded_templates()) {
-        const auto it = offered.find(t.file);
-        if (it != offered.end() && (it->second.count(p) || it->second.count(Precision::highest)))
-          chosen.push_back(&t);
-      }
-      out[p] = hash_of(chosen);
-    }
-    return out;
-  }());
-  return hashes.at(precision);
 }
 
 }  // namespace tilemm::detail

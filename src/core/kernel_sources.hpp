@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "tilemm/precision.hpp"
 
 namespace tilemm::detail {
 
@@ -31,15 +30,9 @@ void register_extra_template(const EmbeddedTemplate& source);
 // The template called `file` (embedded or registered); throws tilemm::Error (internal) if it was not embedded.
 const EmbeddedTemplate& find_template(std::string_view file);
 
-// One hash over every embedded template (16 hex digits): what this build's kernels are.
+// One hash over every embedded template (16 hex digits): what this build's kernels are, as
+// tilemm-tune --version names them. A stored result is versioned by the families that can run its
+// problem alone (family_fingerprint.hpp), not by this.
 const std::string& templates_hash();
-
-// The hash over the templates of the families a tuning at `precision` chooses among (16 hex
-// digits): those with variants of that precision and, below highest, the FP32 (highest) ones
-// that serve it when none of its own can. A tuning result made with another set is stale,
-// because the winner may have changed; a family of another precision does not change it, so
-// adding tensor-core families leaves highest's results fresh. Over every embedded template
-// this is templates_hash()'s formula restricted to those files, in the same order.
-const std::string& templates_hash(Precision precision);
 
 }  // namespace tilemm::detail

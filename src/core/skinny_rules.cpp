@@ -1,4 +1,4 @@
-// The rules of kernel_templates/skinny.cu that its families share.
+// The rules that the families of kernel_templates/gemvn.cu and gemvm.cu share.
 #include "skinny_rules.hpp"
 
 #include <utility>
@@ -10,7 +10,7 @@ namespace {
 int skinny_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 0; }
 
 // Every variant chooses its load widths at run time from the actual pointers and leading
-// dimensions (skinny.cu), so every alignment class runs every variant.
+// dimensions (skinny.cuh), so every alignment class runs every variant.
 int skinny_alignment(const Variant&) { return 1; }
 
 }  // namespace
@@ -65,14 +65,14 @@ LaunchGeometry skinny_geometry(std::uint64_t blocks, const Variant& v) {
 
 int ring_min_compute_capability(const Variant& v) { return v.param("s") > 1 ? 90 : 80; }
 
-Family skinny_family(std::string name, std::vector<ParamSpec> params,
+Family skinny_family(std::string name, std::string template_file, std::vector<ParamSpec> params,
                      std::string (*check_params)(const Variant&),
                      LaunchGeometry (*geometry)(const Variant&, const Problem&),
                      std::size_t (*shared_bytes)(const Variant&),
                      std::string (*check_problem)(const Variant&, const Problem&)) {
   Family f;
   f.name = std::move(name);
-  f.template_file = "skinny.cu";
+  f.template_file = std::move(template_file);
   f.params = std::move(params);
   f.check_params = check_params;
   f.variant_min_compute_capability = skinny_min_compute_capability;

@@ -1,5 +1,6 @@
-// The rules of kernel_templates/skinny.cu that its families share: gemvn and gemvnring
-// (families/gemvn.cpp), gemvm and gemvmring (families/gemvm.cpp). Both kernels run 256-thread
+// The rules that the families of kernel_templates/gemvn.cu and gemvm.cu share (the kernels'
+// common part is kernel_templates/skinny.cuh): gemvn and gemvnring (families/gemvn.cpp), gemvm
+// and gemvmring (families/gemvm.cpp). Both kernels run 256-thread
 // blocks, sum K splits inside a thread block cluster (one kernel, no workspace, so the default
 // enqueue launches them) and choose their load widths at run time.
 #pragma once
@@ -14,7 +15,7 @@
 
 namespace tilemm::detail {
 
-// Threads (8 warps) per block of both kernels (kThreads in skinny.cu).
+// Threads (8 warps) per block of both kernels (kThreads in skinny.cuh).
 constexpr int kSkinnyThreads = 256;
 constexpr int kSkinnyWarps = kSkinnyThreads / 32;
 
@@ -40,10 +41,10 @@ LaunchGeometry skinny_geometry(std::uint64_t blocks, const Variant& v);
 // sm_90.
 int ring_min_compute_capability(const Variant& v);
 
-// A family of skinny.cu with the rules above: the split variants need compute capability 9.0
-// (thread block clusters), the unsplit ones run anywhere, and every alignment class runs every
-// variant.
-Family skinny_family(std::string name, std::vector<ParamSpec> params,
+// A family of gemvn.cu or gemvm.cu (`template_file`) with the rules above: the split variants
+// need compute capability 9.0 (thread block clusters), the unsplit ones run anywhere, and every
+// alignment class runs every variant.
+Family skinny_family(std::string name, std::string template_file, std::vector<ParamSpec> params,
                      std::string (*check_params)(const Variant&),
                      LaunchGeometry (*geometry)(const Variant&, const Problem&),
                      std::size_t (*shared_bytes)(const Variant&),

@@ -1,6 +1,7 @@
 #include "fallback_policy.hpp"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -22,29 +23,35 @@ Variant fallback_variant(StoredResults& results, const DeviceInfo& device, const
   std::string best_source;
   double best_distance = std::numeric_limits<double>::infinity();
   const std::string wanted_class = class_of(problem);
-  const cache::BuildVersions running = running_versions(device, problem.precision);
   // Entries of another class, stale ones, row-split plans, providers' candidates (chosen for
   // their own shape) and variants of a newer build (not one kernel this build can run) and
   // winners that cannot run this problem do not count.
-  const auto consider = [&](const cache::StoredEntry& e, const char* source) {
+  // Freshness is asked last: it is the results hash of the entry's own shape (memoized per shape,
+  // but computed once for each shape the first time).
+  const auto consider = [&](const cache::StoredEntry& e, const char* source,
+                            const std::function<bool(const cache::StoredEntry&)>& fresh) {
     if (e.problem_class != wanted_class || e.precision != problem.precision) return;
     const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
                      std::fabs(std::log(double(e.N) / double(problem.N))) +
                      std::fabs(std::log(double(e.K) / double(problem.K)));
     if (d >= best_distance || detail::parse_row_split(e.winner) || detail::provider_of(e.winner) ||
-        !why_unusable(e.winner, device, problem).empty())
+        !why_unusable(e.winner, device, problem).empty() || !fresh(e))
       return;
     best = parse_variant(e.winner);
     best_source = source;
     best_distance = d;
   };
   for (const auto& e : results.listed(device))
-    if (is_fresh(e, running)) consider(e, "cache");
+    consider(e, "cache", [&](const cache::StoredEntry& x) {
+      return is_fresh(x, running_versions(device, x));
+    });
   // The shipped results of this device model or architecture count as tuned shapes too: with
   // tuning off and an empty cache, an H200 still runs a tuned kernel, not the default.
   for (const auto& e : results.preloaded_headers())
-    if (cache::preloaded_applies(e, device.model_key(), device.arch(), running))
-      consider(e, "preloaded cache");
+    consider(e, "preloaded cache", [&](const cache::StoredEntry& x) {
+      return cache::preloaded_applies(x, device.model_key(), device.arch(),
+                                      running_versions(device, x));
+    });
   if (best) {
     log(LogLevel::info, "tuning is off: " + describe(problem) + " uses the nearest tuned shape's " +
                             variant_name(*best) + " (" + best_source + ")");

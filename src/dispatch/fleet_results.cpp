@@ -27,11 +27,12 @@ std::optional<cache::StoredEntry> FleetResults::usable_entry(const DeviceInfo& d
   auto entry = remote->find(device.model_key(), problem, class_of(problem));
   if (!entry) return std::nullopt;
   // Another machine's measurement, held to the rule of an imported one: never "preloaded",
-  // whose staleness rule compares the templates alone.
+  // whose staleness rule compares the results hash alone.
   entry->source = "imported";
-  if (!is_fresh(*entry, running_versions(device, problem.precision))) {
+  if (!is_fresh(*entry, running_versions(device, problem))) {
     log(LogLevel::info, "the fleet's result for " + describe(problem) +
-                            " is stale (tuned under another driver, NVRTC or template set)");
+                            " is stale (tuned under another driver, NVRTC, timing method or "
+                            "set of kernels for its shape)");
     return std::nullopt;
   }
   if (const std::string unusable = why_unusable(entry->winner, device, problem); !unusable.empty()) {

@@ -2,45 +2,64 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 
 #include "candidate_provider.hpp"
-#include "kernel_sources.hpp"
+#include "family_fingerprint.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
 #include "timing_method.hpp"
 
 namespace tilemm::dispatch {
 
-const std::string& results_hash(Precision precision) {
-  static const auto& hashes = *new std::map<Precision, std::string>([] {
-    std::map<Precision, std::string> out;
-    for (const Precision p : {Precision::highest, Precision::high, Precision::medium}) {
-      const std::string text =
-          detail::templates_hash(p) + ";timing method " + std::to_string(tuner::kTimingMethodVersion);
-      std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-      for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-      out[p] = hex;
-    }
-    return out;
-  }());
-  return hashes.at(precision);
+std::string results_hash(const Problem& problem, int compute_capability) {
+  const std::string text = detail::kernels_fingerprint(problem, compute_capability) +
+                           ";timing method " + std::to_string(tuner::kTimingMethodVersion);
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
-cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision) {
-  return {results_hash(precision), device.nvrtc_version, device.driver_version};
+Problem problem_of(const cache::StoredEntry& entry) {
+  Problem p = Problem::dense(entry.M, entry.N, entry.K);
+  // The class is "a<alignment>-dense" or "a<alignment>-strided" (class_of); the JSON reader and
+  // the store accept no other.
+  const std::string& c = entry.problem_class;
+  p.alignment = c.size() > 1 && c[0] == 'a' && c[1] >= '1' && c[1] <= '9' ? c[1] - '0' : 1;
+  p.precision = entry.precision;
+  return p;
 }
 
-cache::BuildVersions running_versions_here(Precision precision) {
+int compute_capability_of(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return 0;
+  int cc = 0;
+  for (std::size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    cc = cc * 10 + (arch[i] - '0');
+  return cc;
+}
+
+cache::BuildVersions running_versions(const DeviceInfo& device, const Problem& problem) {
+  return {results_hash(problem, device.cc_major * 10 + device.cc_minor), device.nvrtc_version,
+          device.driver_version};
+}
+
+cache::BuildVersions running_versions(const DeviceInfo& device, const cache::StoredEntry& entry) {
+  return running_versions(device, problem_of(entry));
+}
+
+cache::BuildVersions running_versions_here(const cache::StoredEntry& entry) {
+  // Asked once: a listing asks for every entry.
+  static const int driver = [] {
+    int version = 0;
+    return cudaDriverGetVersion(&version) == cudaSuccess ? version : 0;
+  }();
   cache::BuildVersions v;
-  v.template_hash = results_hash(precision);
+  v.template_hash = results_hash(problem_of(entry), compute_capability_of(entry.arch));
   v.nvrtc_version = nvrtc_version();
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
   v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
   return v;
 }

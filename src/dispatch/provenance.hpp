@@ -1,14 +1,15 @@
 // The one provenance policy: which stored results may serve a call of this build on this device.
 //
 // Freshness is cache::is_stale (cache/tuning_store.hpp), one rule for every source: an entry of
-// the SQLite cache (tuned here or imported) must match the running results hash (templates and
-// timing method: results_hash), NVRTC and driver (a driver of 0 is unknown and not compared); a
-// preloaded entry the results hash only,
-// as a shipped result is a good guess, not a measurement here. Which device an entry serves:
-// a cache entry its device model (the store is keyed by it); a preloaded entry its model, else
-// any model of the same architecture (cache::preloaded_applies). And a fresh entry serves only
-// if its winner is usable here (why_unusable). The dispatcher, the preloaded lookup and
-// tilemm-tune --list all ask these functions.
+// the SQLite cache (tuned here or imported) must match the running results hash of its problem
+// (the kernels that could serve it and the timing method: results_hash), NVRTC and driver (a
+// driver of 0 is unknown and not compared); a preloaded entry the results hash only, as a shipped
+// result is a good guess, not a measurement here. The results hash is per problem: a family that
+// cannot run a problem, added or changed, leaves that problem's entries fresh. Which device an
+// entry serves: a cache entry its device model (the store is keyed by it); a preloaded entry its
+// model, else any model of the same architecture (cache::preloaded_applies). And a fresh entry
+// serves only if its winner is usable here (why_unusable). The dispatcher, the preloaded lookup,
+// the fleet's store and tilemm-tune --list all ask these functions.
 #pragma once
 
 #include <string>
@@ -19,20 +20,36 @@
 
 namespace tilemm::dispatch {
 
-// The hash that results of `precision` are versioned by (a StoredEntry's versions.template_hash,
-// 16 hex digits): one FNV-1a over the templates hash of the precision
-// (detail::templates_hash(precision): which kernels were timed) and the tuner's timing method
-// (tuner::kTimingMethodVersion: what a timing means). A result tuned under other templates or
-// timed another way carries another, and is stale. Cost: reads a kept hash.
-const std::string& results_hash(Precision precision);
+// The hash that results of `problem` on a device of `compute_capability` (major * 10 + minor) are
+// versioned by (a StoredEntry's versions.template_hash, 16 hex digits): one FNV-1a over the
+// fingerprint of the families that can serve the problem (detail::kernels_fingerprint: which
+// kernels a tuning of it timed, with their templates and the headers those include) and the
+// tuner's timing method (tuner::kTimingMethodVersion: what a timing means). A result tuned when
+// such a family was missing or different, or timed another way, carries another, and is stale.
+// Reads the problem's M, N, K, alignment class and precision. Cost: a memoized fingerprint (the
+// first call for a shape walks the families' spaces).
+std::string results_hash(const Problem& problem, int compute_capability);
 
-// The versions this process runs under on `device` for results of `precision` (its results hash,
-// above). Cost: reads the kept hash.
-cache::BuildVersions running_versions(const DeviceInfo& device, Precision precision = Precision::highest);
+// The problem a stored entry was tuned for, as far as the results hash reads it: its shape, the
+// alignment class of its problem class ("a4-dense": 4) and its precision.
+Problem problem_of(const cache::StoredEntry& entry);
 
-// The same without a device (tilemm-tune --list on any machine): the driver version is the
-// runtime's answer, 0 where there is no driver, so that it is not compared.
-cache::BuildVersions running_versions_here(Precision precision = Precision::highest);
+// The compute capability (major * 10 + minor) an architecture name ("sm_90") stands for, 0 when
+// it names none.
+int compute_capability_of(const std::string& arch);
+
+// The versions this process runs under on `device` for results of `problem` (its results hash,
+// above).
+cache::BuildVersions running_versions(const DeviceInfo& device, const Problem& problem);
+
+// The same for a stored entry's own problem (problem_of): what the fallback, the tuning history
+// and listings compare each entry with.
+cache::BuildVersions running_versions(const DeviceInfo& device, const cache::StoredEntry& entry);
+
+// The same without a device (tilemm-tune --list on any machine): the compute capability is the
+// entry's architecture's, the driver version the runtime's answer, 0 where there is no driver, so
+// that it is not compared.
+cache::BuildVersions running_versions_here(const cache::StoredEntry& entry);
 
 // Whether `entry` may serve this build: !cache::is_stale(entry, running).
 bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running);

@@ -24,9 +24,10 @@ std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& d
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
         auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
-        if (entry && !is_fresh(*entry, running_versions(device, problem.precision))) {
+        if (entry && !is_fresh(*entry, running_versions(device, problem))) {
           log(LogLevel::info, "cached result for " + describe(problem) +
-                                  " is stale (tuned under another driver, NVRTC or template set)");
+                                  " is stale (tuned under another driver, NVRTC, timing method or "
+                                  "set of kernels for its shape)");
           return std::nullopt;
         }
         return entry;
@@ -48,7 +49,7 @@ std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInf
   const auto find_in = [&](const std::vector<cache::StoredEntry>& entries) {
     return cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M, problem.N,
                                  problem.K, class_of(problem),
-                                 running_versions(device, problem.precision), problem.precision);
+                                 running_versions(device, problem), problem.precision);
   };
   // The headers first: reading the candidate tables parses the whole shipped file, which a miss
   // (most shapes of an application) must not pay for.
@@ -114,7 +115,7 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.margin = outcome.margin;
   e.tuned_at = tuned_at;
   e.tilemm_version = TILEMM_VERSION;
-  e.versions = running_versions(device, problem.precision);
+  e.versions = running_versions(device, problem);
   e.arch = device.arch();
   e.source = "tuned";
   e.candidates = outcome.candidates;

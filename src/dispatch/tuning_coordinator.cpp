@@ -207,7 +207,7 @@ bool TuningCoordinator::replaces_a_vendor_winner(const DeviceInfo& device, const
 std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,
                                                          const Problem& problem) {
   return measured_shapes(results_.listed(device), results_.preloaded(), device, class_of(problem),
-                         running_versions(device, problem.precision), problem.precision);
+                         problem.precision);
 }
 
 }  // namespace tilemm::dispatch

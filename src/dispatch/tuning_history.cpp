@@ -27,21 +27,26 @@ std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::Store
                                                   const std::vector<cache::StoredEntry>& preloaded,
                                                   const DeviceInfo& device,
                                                   const std::string& problem_class,
-                                                  const cache::BuildVersions& running,
                                                   Precision precision) {
   std::vector<tuner::MeasuredShape> out;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+  const auto wanted = [&](const cache::StoredEntry& e) {
+    return e.problem_class == problem_class && e.precision == precision &&
+           !seen.count({e.M, e.N, e.K});
+  };
   const auto add = [&](const cache::StoredEntry& e) {
-    if (e.problem_class != problem_class || e.precision != precision ||
-        !seen.insert({e.M, e.N, e.K}).second)
-      return;
+    seen.insert({e.M, e.N, e.K});
     tuner::MeasuredShape m = shape_of(e);
     if (!m.median_ms.empty()) out.push_back(std::move(m));
   };
   for (const auto& e : cached)
-    if (e.device_key == device.model_key() && is_fresh(e, running)) add(e);
+    if (e.device_key == device.model_key() && wanted(e) &&
+        is_fresh(e, running_versions(device, e)))
+      add(e);
   for (const auto& e : preloaded)
-    if (cache::preloaded_applies(e, device.model_key(), device.arch(), running)) add(e);
+    if (wanted(e) &&
+        cache::preloaded_applies(e, device.model_key(), device.arch(), running_versions(device, e)))
+      add(e);
   return out;
 }
 

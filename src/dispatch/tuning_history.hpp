@@ -15,15 +15,16 @@ namespace tilemm::dispatch {
 // One MeasuredShape per (M, N, K) among `cached` (entries of the device's model) and `preloaded`
 // (those that apply to the device: cache::preloaded_applies) whose class is `problem_class`, whose
 // precision is `precision` (another precision's tuning timed other kernels) and that are fresh
-// for `running`; a shape in both comes from the cache (measured on this machine).
+// (is_fresh against running_versions of each entry's own problem on `device`); a shape in both
+// comes from the cache (measured on this machine).
 // A shape's medians are those of its candidates that were timed at all: ok, or pruned after
 // timing (a budgeted search's dropped candidates, a probe over the give-up time), never a
-// row-split plan. Cost: linear in the entries' candidates.
+// row-split plan. Cost: linear in the entries' candidates, plus the results hash of each entry
+// of the class (memoized per shape).
 std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::StoredEntry>& cached,
                                                   const std::vector<cache::StoredEntry>& preloaded,
                                                   const DeviceInfo& device,
                                                   const std::string& problem_class,
-                                                  const cache::BuildVersions& running,
                                                   Precision precision = Precision::highest);
 
 }  // namespace tilemm::dispatch

@@ -70,7 +70,7 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
     table.add_row({e.device_key, shape, e.problem_class, to_string(e.precision), e.winner,
                    fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
-                   dispatch::is_fresh(e, dispatch::running_versions_here(e.precision)) ? "fresh" : "stale"});
+                   dispatch::is_fresh(e, dispatch::running_versions_here(e)) ? "fresh" : "stale"});
   };
   bool any_parts = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {

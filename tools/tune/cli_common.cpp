@@ -4,9 +4,11 @@
 #include <sstream>
 
 #include "cache_trust.hpp"
+#include "kernel_sources.hpp"
 #include "provenance.hpp"
 #include "store_open.hpp"
 #include "tilemm/tilemm.hpp"
+#include "timing_method.hpp"
 
 namespace tilemm::cli {
 
@@ -24,18 +26,9 @@ int damaged_cache(std::ostream& err, const std::string& path, const cache::Cache
   return kDamagedCache;
 }
 
-std::string results_hashes_text() {
-  std::string text;
-  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
-    text += std::string(text.empty() ? "" : ", ") + to_string(p) + " " + dispatch::results_hash(p);
-  return text;
-}
-
-json results_hashes_json() {
-  json hashes = json::object();
-  for (const Precision p : {Precision::highest, Precision::high, Precision::medium})
-    hashes[to_string(p)] = dispatch::results_hash(p);
-  return hashes;
+std::string build_versions_text() {
+  return "kernel templates " + detail::templates_hash() + "; timing method " +
+         std::to_string(tuner::kTimingMethodVersion);
 }
 
 void warn(std::ostream& err, const std::string& message) {

@@ -1,5 +1,5 @@
 // What the commands of tilemm-tune share: the program's name, its exit codes, its warning and
-// error lines, how a shape and a GPU ordinal are written, and the results hashes of this build.
+// error lines, how a shape and a GPU ordinal are written, and what this build versions results by.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +25,10 @@ std::int64_t parse_ordinal(const std::string& text);
 int damaged_cache(std::ostream& err, const std::string& path, const cache::CacheCorrupt& e,
                   const char* consequence);
 
-// The results hash of each precision (dispatch::results_hash): what every entry tuned by this
-// build carries as its `template_hash`, so a user can tell which entries it counts as fresh.
-std::string results_hashes_text();
-nlohmann::json results_hashes_json();
+// What the results hash of every entry this build tunes is made of (dispatch::results_hash): the
+// hash over all kernel templates and the tuner's timing method. An entry's own hash covers only
+// the families that can run its problem, so it is per shape: --list says which are fresh.
+std::string build_versions_text();
 
 // "tilemm-tune: warning: <message>" as one line on `err`.
 void warn(std::ostream& err, const std::string& message);

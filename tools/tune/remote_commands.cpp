@@ -76,7 +76,6 @@ int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precisi
                std::ostream& out, std::ostream& err) {
   cache::RedisStore store = open_store(url);
   const DeviceInfo device = current_device();
-  const cache::BuildVersions running = dispatch::running_versions(device, precision);
   const std::string started = detail::utc_now_text("%Y-%m-%dT%H:%M:%SZ");
   std::vector<Shape> left = shapes;
   int worst = tool::kSuccess;
@@ -96,7 +95,7 @@ int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precisi
                      why);
       }
       // With --force, a result counts only when tuned since this run began (by another process).
-      if (published && dispatch::is_fresh(*published, running) &&
+      if (published && dispatch::is_fresh(*published, dispatch::running_versions(device, p)) &&
           (!force || published->tuned_at >= started)) {
         ++tuned_elsewhere;
         continue;
@@ -136,12 +135,10 @@ int remote_list(const std::string& url, const std::string& device_key, std::ostr
     return std::tie(a.device_key, a.precision, a.problem_class, a.M, a.N, a.K) <
            std::tie(b.device_key, b.precision, b.problem_class, b.M, b.N, b.K);
   });
-  std::map<Precision, cache::BuildVersions> running;
   TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"winner"},
                    {"ms", TextTable::Align::right}, {"TFLOP/s", TextTable::Align::right},
                    {"tuned at"}, {"state"}});
   for (const auto& e : entries) {
-    if (!running.count(e.precision)) running[e.precision] = dispatch::running_versions_here(e.precision);
     std::ostringstream ms, tf;
     ms.precision(4);
     ms << e.median_ms;
@@ -149,7 +146,7 @@ int remote_list(const std::string& url, const std::string& device_key, std::ostr
     tf << e.tflops;
     table.add_row({e.device_key, std::to_string(e.M) + "x" + std::to_string(e.N) + "x" + std::to_string(e.K),
                    e.problem_class, to_string(e.precision), e.winner, ms.str(), tf.str(), e.tuned_at,
-                   dispatch::is_fresh(e, running[e.precision]) ? "fresh" : "stale"});
+                   dispatch::is_fresh(e, dispatch::running_versions_here(e)) ? "fresh" : "stale"});
   }
   table.print(out);
   out << entries.size() << " entries (" << store.url().redacted() << ")\n";

@@ -134,8 +134,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_flag("--worker", worker)->group("");
   app.add_option("--skip", skips)->group("");
   app.add_option("--lease-owner", lease_owner)->group("");
-  cli.set_version(std::string(kName) + " " + TILEMM_VERSION + " (kernel templates " +
-                  detail::templates_hash() + "; results " + results_hashes_text() + ")");
+  cli.set_version(std::string(kName) + " " + TILEMM_VERSION + " (" + build_versions_text() + ")");
   cli.set_usage(
       "tilemm-tune (--sizes LIST | --shapes LIST)... [--device N|all] [--force] [--json]\n"
       "            [--budget-ms MS | --exhaustive] [--precision highest|high|medium] [--no-vendor]\n"

@@ -13,6 +13,7 @@
 #include "json_entry.hpp"
 #include "kernel_sources.hpp"
 #include "text_table.hpp"
+#include "timing_method.hpp"
 #include "tflops.hpp"
 #include "tilemm/tilemm.hpp"
 
@@ -223,7 +224,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
     }
     json doc = {{"tilemm_version", TILEMM_VERSION},
                 {"templates_hash", detail::templates_hash()},
-                {"results_hashes", results_hashes_json()},
+                {"timing_method", tuner::kTimingMethodVersion},
                 {"cache", cache_path()},
                 {"devices", devices}};
     out << doc.dump(2) << "\n";

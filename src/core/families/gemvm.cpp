@@ -1,8 +1,8 @@
-// The gemvm families (kernel_templates/skinny.cu with MAX_M): a few row vectors times a matrix,
+// The gemvm families (kernel_templates/gemvm.cu): a few row vectors times a matrix,
 // M <= 16, where every tiled family pads its tiles with rows that do not exist; gemvmring is its
 // wide shape with B through a ring in shared memory. Each function below is one rule of a family
 // (its parameters' validity, the shapes it serves, its launch geometry, its shared memory), set
-// by name on the family's strategy object (family.hpp); what the skinny.cu families share is in
+// by name on the family's strategy object (family.hpp); what it shares with gemvn is in
 // skinny_rules.hpp.
 #include <cstddef>
 #include <string>
@@ -13,7 +13,7 @@
 namespace tilemm::detail {
 namespace {
 
-// Columns of B per block: 32 lanes, COLS each (kColumns in skinny.cu).
+// Columns of B per block: 32 lanes, COLS each (kColumns in gemvm.cu).
 int gemvm_columns_per_block(const Variant& v) { return 32 * v.param("c"); }
 
 // gemvm's static_asserts; with `b_ring`, those of gemvmring's build of the same kernel.
@@ -33,7 +33,7 @@ LaunchGeometry gemvm_geometry(const Variant& v, const Problem& p) {
 }
 
 // Static arrays: the warps' sums, a group of rows of C at a time (kSkinnyWarps x rows x columns
-// floats, at most 4096: kReduceRows in skinny.cu), and with a split the block's sums, which the
+// floats, at most 4096: kReduceRows in gemvm.cu), and with a split the block's sums, which the
 // cluster reads.
 std::size_t gemvm_shared_bytes(const Variant& v) {
   const auto columns = static_cast<std::size_t>(gemvm_columns_per_block(v));
@@ -42,7 +42,7 @@ std::size_t gemvm_shared_bytes(const Variant& v) {
   std::size_t rows = 4096 / per_row;
   if (rows > most_m) rows = most_m;
   const std::size_t block_sums = v.param("s") > 1 ? most_m * columns : 0;
-  // The stage of A: one float4 per thread in the wide shape (m >= 8, kStageK in skinny.cu),
+  // The stage of A: one float4 per thread in the wide shape (m >= 8, kStageK in gemvm.cu),
   // one float4 in all in the others.
   const std::size_t stage = most_m >= 8 ? 4 * kSkinnyThreads : 4;
   return (rows * per_row + block_sums + stage) * sizeof(float);
@@ -58,7 +58,7 @@ std::string check_gemvmring_params(const Variant& v) {
   return check_gemvm_shape(v, true);
 }
 
-// The ring: B_RING slots of kGroup (4) rows x kSkinnyThreads x COLS floats (kRingFloats in skinny.cu).
+// The ring: B_RING slots of kGroup (4) rows x kSkinnyThreads x COLS floats (kRingFloats in gemvm.cu).
 std::size_t gemvmring_ring_bytes(const Variant& v) {
   return static_cast<std::size_t>(v.param("d")) * 4 * kSkinnyThreads *
          static_cast<std::size_t>(v.param("c")) * sizeof(float);
@@ -82,7 +82,7 @@ Family gemvm_family() {
   // accumulators allow. Splits matter more here: a few thousand columns are a few dozen to a
   // hundred blocks unsplit.
   return skinny_family(
-      "gemvm",
+      "gemvm", "gemvm.cu",
       {{"m", "MAX_M", {1, 2, 4, 8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
       check_gemvm_params, gemvm_geometry, gemvm_shared_bytes, check_gemvm_problem);
 }
@@ -94,7 +94,7 @@ Family gemvmring_family() {
   // where few blocks must read all of B. Without registers to hold B, a lane may own 1 or 2
   // columns as well as 4, for 4 or 2 times the blocks where N is a few hundred.
   Family f = skinny_family(
-      "gemvmring",
+      "gemvmring", "gemvm.cu",
       {{"m", "MAX_M", {8, 16}}, {"c", "COLS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
        {"d", "B_RING", {4}}},
       check_gemvmring_params, gemvmring_geometry, gemvmring_shared_bytes, check_gemvm_problem);

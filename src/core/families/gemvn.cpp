@@ -1,9 +1,9 @@
-// The gemvn families (kernel_templates/skinny.cu without MAX_M): a matrix times a few vectors,
+// The gemvn families (kernel_templates/gemvn.cu): a matrix times a few vectors,
 // N <= 16, where every tiled family pads its tiles with columns that do not exist; gemvnring is
 // its wide shape with A through a ring in shared memory. Each function below is one rule of a
 // family (its parameters' validity, the shapes it serves, its launch geometry, its shared
-// memory), set by name on the family's strategy object (family.hpp); what the skinny.cu families
-// share is in skinny_rules.hpp.
+// memory), set by name on the family's strategy object (family.hpp); what it shares with gemvm
+// is in skinny_rules.hpp.
 #include <cstddef>
 #include <string>
 
@@ -13,12 +13,12 @@
 namespace tilemm::detail {
 namespace {
 
-// The block's warps along K (kWarpsK in skinny.cu): fewer where B is wider, the rest along rows.
+// The block's warps along K (kWarpsK in gemvn.cu): fewer where B is wider, the rest along rows.
 int gemvn_warps_along_k(const Variant& v) {
   return v.param("n") >= 8 ? 1 : kSkinnyWarps / v.param("n");
 }
 
-// Rows of A per block: ROWS per warp, kWarps / kWarpsK warps (kRowsPerBlock in skinny.cu).
+// Rows of A per block: ROWS per warp, kWarps / kWarpsK warps (kRowsPerBlock in gemvn.cu).
 int gemvn_rows_per_block(const Variant& v) {
   return kSkinnyWarps / gemvn_warps_along_k(v) * v.param("r");
 }
@@ -36,7 +36,7 @@ LaunchGeometry gemvn_geometry(const Variant& v, const Problem& p) {
   return skinny_geometry(ceil_div(p.M, gemvn_rows_per_block(v)), v);
 }
 
-// Outputs of a block: its rows times the n columns (kOutputs in skinny.cu).
+// Outputs of a block: its rows times the n columns (kOutputs in gemvn.cu).
 std::size_t gemvn_outputs(const Variant& v) {
   return static_cast<std::size_t>(gemvn_rows_per_block(v) * v.param("n"));
 }
@@ -69,7 +69,7 @@ std::string check_gemvnring_params(const Variant& v) {
   return check_gemvn_params(v);
 }
 
-// The ring: per warp A_RING slots of 4 rows x 32 k (kARingFloats in skinny.cu).
+// The ring: per warp A_RING slots of 4 rows x 32 k (kARingFloats in gemvn.cu).
 std::size_t gemvnring_ring_bytes(const Variant& v) {
   return static_cast<std::size_t>(kSkinnyWarps) * static_cast<std::size_t>(v.param("d")) * 4 * 32 *
          sizeof(float);
@@ -100,7 +100,7 @@ Family gemvn_family() {
   // allow, and K unsplit or over clusters of 2, 4 or 8 blocks for M too small to fill the SMs
   // (test_variant_names checks the count).
   return skinny_family(
-      "gemvn",
+      "gemvn", "gemvn.cu",
       {{"n", "MAX_N", {1, 2, 4, 8, 16}}, {"r", "ROWS", {1, 2, 4}}, {"s", "SPLIT_K", {1, 2, 4, 8}}},
       check_gemvn_params, gemvn_geometry, gemvn_shared_bytes, check_gemvn_problem);
 }
@@ -111,7 +111,7 @@ Family gemvnring_family() {
   // warp's rows ahead (deeper rings won nowhere: docs/kernels.md), where the registers hold
   // one: more bytes in flight per SM, and registers for two or three blocks per SM.
   Family f = skinny_family(
-      "gemvnring",
+      "gemvnring", "gemvn.cu",
       {{"n", "MAX_N", {8, 16}}, {"r", "ROWS", {4}}, {"s", "SPLIT_K", {1, 2, 4, 8}},
        {"d", "A_RING", {4, 8}}, {"mb", "MIN_BLOCKS", {2, 3}}},
       check_gemvnring_params, gemvnring_geometry, gemvnring_shared_bytes, check_gemvn_problem);
