@@ -2,9 +2,9 @@
 // block of C; each step stages one TILE x TILE tile of A and of B in shared memory so that every
 // element loaded from global memory is used TILE times.
 //
-// PAD adds PAD floats to each shared row. On the H200 this *loses* (docs/kernels.md has the
-// measurement): As[ty][k] is a broadcast and Bs[k][tx] reads a row, so there is no bank conflict to
-// remove, and an odd row stride stops 128-bit shared loads. It stays in the space so the tuner
+// PAD adds PAD floats to each shared row, which should not pay: As[ty][k] is a broadcast and
+// Bs[k][tx] reads a row, so there is no bank conflict to remove, and an odd row stride stops 128-bit
+// shared loads. It stays in the space so the tuner
 // measures that instead of assuming it.
 //
 // Out-of-range elements of the edge tiles are loaded as zeros, so every M, N, K >= 0 is correct.

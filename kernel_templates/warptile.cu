@@ -206,8 +206,8 @@ static __device__ __forceinline__ void load_fragment(float* dst, const float* sr
 #endif
 
 // MIN_BLOCKS = 2 caps registers at 128 so that two blocks share an SM: one block's barrier
-// wait is hidden by the other's FMAs. Spelled only when above 1: an explicit minimum of 1 changes
-// ptxas's register allocation (151 -> 159 registers for 64x128 VEC 1), measured 10% slower.
+// wait is hidden by the other's FMAs. Spelled only when above 1: an explicit minimum of 1 still
+// changes ptxas's register allocation, to more registers and a slower kernel.
 #if MIN_BLOCKS > 1
 #define TILEMM_LAUNCH_BOUNDS __launch_bounds__(NTHREADS, MIN_BLOCKS)
 #else
