@@ -142,7 +142,7 @@ std::vector<Program> programs() {
 #ifdef TILEMM_BENCH_BINARY
   list.push_back({"tilemm-bench", TILEMM_BENCH_BINARY, "--sizes 99999999999", "--sizes 64"});
   list.push_back({"tilemm-split-probe", TILEMM_SPLIT_PROBE_BINARY, "--sizes 99999999999", "--sizes 64"});
-  list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--size 0", "--size 64"});
+  list.push_back({"tilemm-dispatch-bench", TILEMM_DISPATCH_BENCH_BINARY, "--sizes 0", "--sizes 64"});
   list.push_back({"tilemm-skinny-probe", TILEMM_SKINNY_PROBE_BINARY, "--sizes 99999999999", "--shapes 1x64x64"});
   list.push_back({"tilemm-sustained-bench", TILEMM_SUSTAINED_BENCH_BINARY, "--seconds 0", "--shapes 64x64x64 --seconds 2"});
   list.push_back({"tilemm-tuning-regret", TILEMM_TUNING_REGRET_BINARY,

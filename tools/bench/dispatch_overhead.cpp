@@ -89,6 +89,60 @@ int first_call_child(int n) {
   return 0;
 }
 
+// Both measurements for N x N x N, printed.
+int measure(int n, int children, const char* program, tilemm::tool::ToolCli& cli) {
+  const auto tuned = tilemm::autotune(n, n, n);
+  Buffers b(n);
+  const tilemm::GemmArgs args = b.args(n);
+  tilemm::gemm(args);  // warm: decision in memory, kernel loaded
+  cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const auto& device = tilemm::current_device();
+  if (tilemm::detail::parse_row_split(tuned.winner)) {
+    return cli.failure("the winner for " + std::to_string(n) + " is " + tuned.winner +
+                       ", two launches; this benchmark compares one gemm() with one launch: "
+                       "pick another size");
+  }
+  const auto* kernel = tilemm::detail::find_loaded(device, tilemm::parse_variant(tuned.winner));
+  if (kernel == nullptr) return cli.failure("the winner is not loaded after gemm()");
+  const int rounds = 51, batch = 200;
+  // Interleave so that clock or queue effects hit both alike.
+  std::vector<double> raw, api;
+  for (int rep = 0; rep < 5; ++rep) {
+    raw.push_back(host_us_per_call([&] { tilemm::detail::launch(*kernel, args, nullptr); }, rounds, batch));
+    api.push_back(host_us_per_call([&] { tilemm::gemm(args); }, rounds, batch));
+  }
+  const double raw_us = median(raw), api_us = median(api);
+
+  std::vector<double> first_ms, init_ms;
+  unsigned long long compiles = 0, tunings = 0;
+  for (int c = 0; c < children; ++c) {
+    const std::string cmd = std::string(program) + " --first-call --sizes " + std::to_string(n);
+    std::FILE* pipe = popen(cmd.c_str(), "r");
+    double first = 0, init = 0;
+    unsigned long long cc = 0, tt = 0;
+    if (pipe == nullptr || std::fscanf(pipe, "%lf %lf %llu %llu", &first, &init, &cc, &tt) != 4) {
+      if (pipe != nullptr) pclose(pipe);
+      return cli.failure("a first-call child process (" + cmd + ") failed");
+    }
+    pclose(pipe);
+    first_ms.push_back(first);
+    init_ms.push_back(init);
+    compiles += cc;
+    tunings += tt;
+  }
+  // Where the winner came from: a preloaded one is what a child's first gemm() finds too
+  // (its CUBIN is in the cache after the autotune() above), through the preloaded headers.
+  std::printf("shape %dx%dx%d winner %s (source %s)\n", n, n, n, tuned.winner.c_str(),
+              tilemm::to_string(tuned.source));
+  std::printf("raw launch host time          %8.3f us/call (median of %d x %d calls)\n", raw_us, 5 * rounds, batch);
+  std::printf("tilemm::gemm host time        %8.3f us/call\n", api_us);
+  std::printf("warm dispatch overhead        %8.3f us/call (target < 1 us)\n", api_us - raw_us);
+  std::printf("first gemm in a new process   %8.3f ms (median of %d processes; target <= 5 ms)\n", median(first_ms), children);
+  std::printf("  CUDA initialization before  %8.3f ms (not tilemm's, reported for context)\n", median(init_ms));
+  std::printf("  NVRTC compilations / tunings in those processes: %llu / %llu\n", compiles, tunings);
+  return tilemm::tool::kSuccess;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,75 +150,31 @@ int main(int argc, char** argv) {
                             "What dispatch costs on the host: a warm tilemm::gemm() against a raw "
                             "launch of the same kernel, and the first gemm() in a new process.\n",
                             std::cout, std::cerr);
-  int n = 256, children = 7;
+  std::vector<int> sizes = {256};
+  int children = 7;
   bool child = false;
-  cli.app().add_option("--size", n, "N of the N x N x N problem (default: 256)")
-      ->option_text("N")->check(tilemm::tool::integer_between(1, 32768));
+  cli.app().add_option("--sizes", sizes, "Square sizes N x N x N, e.g. 256,1024 (default: 256)")
+      ->option_text("LIST")->delimiter(',')->check(tilemm::tool::integer_between(1, 32768));
   cli.app().add_option("--children", children,
                        "Fresh processes for the first-call measurement (default: 7)")
       ->option_text("C")->check(tilemm::tool::integer_between(1, 1000));
   cli.app().add_flag("--first-call", child)->group("");  // the child mode it starts itself
-  cli.set_usage("tilemm-dispatch-bench [--size N] [--children C]");
+  cli.set_usage("tilemm-dispatch-bench [--sizes LIST] [--children C]");
   cli.set_footer(
       "Examples:\n"
-      "  tilemm-dispatch-bench --size 256\n"
-      "  tilemm-dispatch-bench --size 1024 --children 15\n"
+      "  tilemm-dispatch-bench --sizes 256\n"
+      "  tilemm-dispatch-bench --sizes 256,1024 --children 15\n"
       "\n"
-      "Needs a GPU; tunes the size first if the cache (TILEMM_CACHE) has no winner for it.\n"
+      "Needs a GPU; tunes a size first if the cache (TILEMM_CACHE) has no winner for it.\n"
       "\n" + tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
   return cli.run([&] {
-    if (child) return first_call_child(n);
+    if (child) return first_call_child(sizes.at(0));
     if (tilemm::device_count() == 0) return cli.failure(tilemm::tool::no_device("this benchmark needs a GPU"));
-    const auto tuned = tilemm::autotune(n, n, n);
-    Buffers b(n);
-    const tilemm::GemmArgs args = b.args(n);
-    tilemm::gemm(args);  // warm: decision in memory, kernel loaded
-    cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    const auto& device = tilemm::current_device();
-    if (tilemm::detail::parse_row_split(tuned.winner)) {
-      return cli.failure("the winner for " + std::to_string(n) + " is " + tuned.winner +
-                         ", two launches; this benchmark compares one gemm() with one launch: "
-                         "pick another size");
-    }
-    const auto* kernel = tilemm::detail::find_loaded(device, tilemm::parse_variant(tuned.winner));
-    if (kernel == nullptr) return cli.failure("the winner is not loaded after gemm()");
-    const int rounds = 51, batch = 200;
-    // Interleave so that clock or queue effects hit both alike.
-    std::vector<double> raw, api;
-    for (int rep = 0; rep < 5; ++rep) {
-      raw.push_back(host_us_per_call([&] { tilemm::detail::launch(*kernel, args, nullptr); }, rounds, batch));
-      api.push_back(host_us_per_call([&] { tilemm::gemm(args); }, rounds, batch));
-    }
-    const double raw_us = median(raw), api_us = median(api);
-
-    std::vector<double> first_ms, init_ms;
-    unsigned long long compiles = 0, tunings = 0;
-    for (int c = 0; c < children; ++c) {
-      const std::string cmd = std::string(argv[0]) + " --first-call --size " + std::to_string(n);
-      std::FILE* pipe = popen(cmd.c_str(), "r");
-      double first = 0, init = 0;
-      unsigned long long cc = 0, tt = 0;
-      if (pipe == nullptr || std::fscanf(pipe, "%lf %lf %llu %llu", &first, &init, &cc, &tt) != 4) {
-        if (pipe != nullptr) pclose(pipe);
-        return cli.failure("a first-call child process (" + cmd + ") failed");
-      }
-      pclose(pipe);
-      first_ms.push_back(first);
-      init_ms.push_back(init);
-      compiles += cc;
-      tunings += tt;
-    }
-    // Where the winner came from: a preloaded one is what a child's first gemm() finds too
-    // (its CUBIN is in the cache after the autotune() above), through the preloaded headers.
-    std::printf("shape %dx%dx%d winner %s (source %s)\n", n, n, n, tuned.winner.c_str(),
-                tilemm::to_string(tuned.source));
-    std::printf("raw launch host time          %8.3f us/call (median of %d x %d calls)\n", raw_us, 5 * rounds, batch);
-    std::printf("tilemm::gemm host time        %8.3f us/call\n", api_us);
-    std::printf("warm dispatch overhead        %8.3f us/call (target < 1 us)\n", api_us - raw_us);
-    std::printf("first gemm in a new process   %8.3f ms (median of %d processes; target <= 5 ms)\n", median(first_ms), children);
-    std::printf("  CUDA initialization before  %8.3f ms (not tilemm's, reported for context)\n", median(init_ms));
-    std::printf("  NVRTC compilations / tunings in those processes: %llu / %llu\n", compiles, tunings);
+    for (const int n : sizes)
+      if (const int status = measure(n, children, argv[0], cli); status != tilemm::tool::kSuccess)
+        return status;
     return tilemm::tool::kSuccess;
   });
 }
+
