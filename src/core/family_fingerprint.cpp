@@ -1,12 +1,12 @@
 #include "family_fingerprint.hpp"
 
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "family_registry.hpp"
+#include "fnv1a.hpp"
 #include "kernel_sources.hpp"
 
 namespace tilemm::detail {
@@ -34,17 +34,11 @@ const std::vector<Variant>& space_of(const Family& family) {
 
 std::string fingerprint_of(const Problem& problem, int compute_capability,
                            const std::function<std::string_view(const Family&)>& digest_of) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over "name:file:sha256;" of each family
-  for (const Family* f : families_serving(problem, compute_capability)) {
-    const std::string_view digest = digest_of(*f);
-    for (std::string_view part : {std::string_view(f->name), std::string_view(":"),
-                                  std::string_view(f->template_file), std::string_view(":"),
-                                  digest, std::string_view(";")})
-      for (const char c : part) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return std::string(text);
+  std::string text;  // "name:file:sha256;" of each family
+  for (const Family* f : families_serving(problem, compute_capability))
+    text.append(f->name).append(":").append(f->template_file).append(":").append(digest_of(*f))
+        .append(";");
+  return fnv1a_hex(text);
 }
 
 std::string_view embedded_digest(const Family& family) {

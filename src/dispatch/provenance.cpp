@@ -3,11 +3,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cctype>
-#include <cstdint>
-#include <cstdio>
 
 #include "candidate_provider.hpp"
 #include "family_fingerprint.hpp"
+#include "fnv1a.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
 #include "timing_method.hpp"
@@ -15,13 +14,8 @@
 namespace tilemm::dispatch {
 
 std::string results_hash(const Problem& problem, int compute_capability) {
-  const std::string text = detail::kernels_fingerprint(problem, compute_capability) +
-                           ";timing method " + std::to_string(tuner::kTimingMethodVersion);
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return detail::fnv1a_hex(detail::kernels_fingerprint(problem, compute_capability) +
+                           ";timing method " + std::to_string(tuner::kTimingMethodVersion));
 }
 
 Problem problem_of(const cache::StoredEntry& entry) {
