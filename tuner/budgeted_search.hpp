@@ -82,8 +82,9 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
 // status ok. At least kFewestSelected candidates are screened whatever the deadline, so a tuning
 // always has a winner when one is correct. A chunk is started while the deadline has not passed,
 // though its compilation may overrun it: a first tuning that compiled fewer chunks missed the
-// families that win short-K and skinny shapes. `while_first_chunk_compiles`, where set, runs on the calling thread while the first chunk
-// compiles on others (the providers' timings, which use the GPU and not the compilers' CPUs).
+// families that win short-K and skinny shapes. `while_first_chunk_compiles`, where set, runs on
+// the calling thread while the first chunk compiles on others (the providers' timings, which use
+// the GPU and not the compilers' CPUs).
 void time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
     double deadline_ms, int chunk,

@@ -53,6 +53,11 @@ CandidateProvider* provider_of(const std::string& name) {
   return nullptr;
 }
 
+bool is_vendor_candidate(const std::string& name) {
+  const CandidateProvider* provider = provider_of(name);
+  return provider != nullptr && provider->vendor();
+}
+
 void register_candidate_provider(std::unique_ptr<CandidateProvider> provider) {
   const std::string prefix = provider->prefix();
   const auto names = family_names();

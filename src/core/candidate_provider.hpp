@@ -62,6 +62,8 @@ std::vector<CandidateProvider*> candidate_providers();
 std::vector<CandidateProvider*> candidate_providers(const Problem& problem);
 // The provider whose prefix begins `name`, or nullptr (a variant's or a plan's name).
 CandidateProvider* provider_of(const std::string& name);
+// Whether `name` is a candidate of a vendor provider (provider_of(name)->vendor()).
+bool is_vendor_candidate(const std::string& name);
 // Adds a provider (a test's fake, a kernel registered from Python). Call before tilemm tunes or
 // dispatches. Throws tilemm::Error (internal) when its prefix is taken by a provider or a family.
 void register_candidate_provider(std::unique_ptr<CandidateProvider> provider);

@@ -184,8 +184,7 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       if (!entry) return std::nullopt;
       if (const std::string unusable = why_unusable(entry->winner, device, problem); !unusable.empty()) {
         // The caller's own choice (vendor candidates off) is no problem with the cache.
-        const detail::CandidateProvider* provider = detail::provider_of(entry->winner);
-        const bool chosen = provider != nullptr && provider->vendor() && !problem.vendor;
+        const bool chosen = detail::is_vendor_candidate(entry->winner) && !problem.vendor;
         log(chosen ? LogLevel::info : LogLevel::warn, "cached winner " + entry->winner + " for " +
                                                           describe(problem) + " is ignored: " + unusable);
         return std::nullopt;

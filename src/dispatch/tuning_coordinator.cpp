@@ -199,9 +199,7 @@ bool TuningCoordinator::replaces_a_vendor_winner(const DeviceInfo& device, const
   Problem with_vendor = problem;
   with_vendor.vendor = true;
   const auto stored = results_.fresh_entry(device, with_vendor, false);
-  if (!stored) return false;
-  const detail::CandidateProvider* provider = detail::provider_of(stored->winner);
-  return provider != nullptr && provider->vendor();
+  return stored && detail::is_vendor_candidate(stored->winner);
 }
 
 std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,

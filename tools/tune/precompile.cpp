@@ -114,7 +114,8 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
     try {
       cache::TuningStore checked(path);
     } catch (const std::exception& e) {
-      err << "tilemm-tune: warning: the precompiled cache failed its check: " << e.what() << "\n";
+      err << "tilemm-tune: warning: the precompiled cache could not be checked: " << e.what()
+          << "\n";
     }
   }
   std::string arch_list;
