@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "budgeted_search.hpp"
@@ -388,7 +393,7 @@ TEST(BudgetedSearch, ASelectionLargerThanTheTimeLeftIsCutWithAReason) {
   // No history: the launch time is guessed from the FLOPs, far below the scripted 10 ms, so more
   // are selected than the budget can screen.
   const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
-  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was "), 0u);
   EXPECT_GE(screened(bench).size(), std::size_t(kFewestSelected));
   EXPECT_EQ(find_if(out.candidates.begin(), out.candidates.end(), [](const CandidateResult& c) {
               return c.status == CandidateStatus::ok;
@@ -423,7 +428,81 @@ TEST(BudgetedSearch, CandidatesCompiledBeforeTheBudgetRanOutAreStillScreened) {
   EXPECT_EQ(compiled, kChunk);
   EXPECT_EQ(screened(bench).size(), std::size_t(kChunk));
   EXPECT_EQ(out.winner, s.fastest);
-  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was timed"), 0u);
+  EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was compiled"), 0u);
+}
+
+// The budget's clock for the streamed compilations: the fake bench's launches plus the real time
+// the search spent waiting for a compilation.
+std::function<double()> launches_and_waits(FakeBench& bench) {
+  const auto start = std::chrono::steady_clock::now();
+  return [&bench, start] {
+    return bench.clock_ms +
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+}
+
+// Streamed: the compilers keep ahead of the screening, and a compilation that has not ended at the
+// deadline is not waited for: the first call costs its budget, and what is still queued is
+// dropped (it never starts).
+TEST(BudgetedSearch, StreamedCompilationsNotEndedAtTheDeadlineAreNotWaitedFor) {
+  const Scripted s(10);
+  FakeBench bench;
+  bench.median = s.median;
+  TuneSettings settings = budgeted(s, bench, 300);
+  settings.now_ms = launches_and_waits(bench);
+  settings.history = {s.exact_history()};
+  settings.compile_threads = 4;
+  constexpr std::size_t kEnded = 6;  // the first six started end at once, the others never
+  std::vector<std::promise<void>> never_ending;
+  never_ending.reserve(s.space.size());
+  std::vector<detail::BackgroundCompile> started;
+  settings.start_compile = [&](const Variant&, const std::string&) {
+    if (started.size() < kEnded) {
+      started.push_back(detail::already_compiled());
+    } else {
+      never_ending.emplace_back();
+      started.push_back({never_ending.back().get_future().share(),
+                         std::make_shared<std::atomic<bool>>(false)});
+    }
+    return started.back();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  const double took_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took_ms, 2000.0);  // a wait of at most the 300 ms budget
+  ASSERT_GT(started.size(), kEnded);
+  EXPECT_EQ(screened(bench).size(), kEnded);  // the budget's clock never ran out before
+  EXPECT_EQ(out.winner, s.fastest);           // ranked first by the exact history
+  // Those handed over and never ended, and those the screening did not reach in time.
+  EXPECT_GE(count_status(out, CandidateStatus::pruned, "ran out before it was compiled"),
+            started.size() - kEnded);
+  for (const auto& compilation : started) EXPECT_TRUE(compilation.dropped->load());
+  for (auto& p : never_ending) p.set_value();
+}
+
+// Streamed, the first kFewestSelected candidates are waited for whatever the deadline, so that a
+// tuning has a winner.
+TEST(BudgetedSearch, StreamedCompilationsOfTheFewestScreenedAreWaitedFor) {
+  const Scripted s(0);
+  FakeBench bench;
+  bench.median = s.median;
+  TuneSettings settings = budgeted(s, bench, 1);
+  settings.now_ms = launches_and_waits(bench);
+  settings.compile_threads = 8;
+  std::vector<std::shared_future<void>> compilations;
+  settings.start_compile = [&](const Variant&, const std::string&) {
+    compilations.push_back(std::async(std::launch::async, [] {
+                             std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                           }).share());
+    return detail::BackgroundCompile{compilations.back(), std::make_shared<std::atomic<bool>>(false)};
+  };
+  const auto out = tune(testing::synthetic_h200(), kSquare, bench, settings);
+  EXPECT_GE(screened(bench).size(), std::size_t(kFewestSelected));
+  EXPECT_EQ(std::find_if(out.candidates.begin(), out.candidates.end(), [](const CandidateResult& c) {
+              return c.status == CandidateStatus::ok;
+            })->variant,
+            out.winner);
 }
 
 TEST(BudgetedSearch, QuickEffortKeepsEveryRoundQuick) {

@@ -11,9 +11,10 @@
 #include <vector>
 #include <string>
 
+#include "background_compiles.hpp"
+#include "compiled_variants.hpp"
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
-#include "compiled_variants.hpp"
 #include "nvrtc_compiler.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/error.hpp"
@@ -146,6 +147,17 @@ TEST_P(CompileFamily, EveryVariantForEachArchitectureItBuildsFor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TensorCores, CompileFamily, ::testing::Values("tf32mma", "tf32wgmma", "tf32wgmmapad"));
+
+TEST(Compile, InTheBackgroundKeepsTheCubinForTheNextRequest) {
+  const Variant v = parse_variant("tiled_t8_p0");
+  const detail::BackgroundCompile compilation = detail::compile_in_background(v, "sm_90");
+  compilation.ended.wait();
+  const auto before = detail::nvrtc_compile_count();
+  const detail::CompiledVariant kept = detail::compile_variant_once(v, "sm_90");
+  EXPECT_EQ(detail::nvrtc_compile_count(), before);
+  EXPECT_EQ(kept.compile_ms, 0.0);
+  EXPECT_FALSE(kept.cubin.empty());
+}
 
 TEST(Compile, CountsEveryCompilation) {
   const auto before = detail::nvrtc_compile_count();

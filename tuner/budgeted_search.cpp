@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <future>
 #include <limits>
@@ -207,13 +208,13 @@ void select_within_budget(std::vector<SearchCandidate>& candidates, const Device
   }
 }
 
-void time_by_successive_halving(
+ScreeningCompileStats time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
-    double deadline_ms, int chunk,
-    const std::function<void(const std::vector<SearchCandidate*>&)>& compile,
-    const std::function<void()>& while_first_chunk_compiles) {
+    double deadline_ms, const ScreeningCompiles& compiles,
+    const std::function<void()>& while_first_compiles) {
   const TimingPlan full = bench.timing_plan();
   const auto now = settings.now_ms;
+  ScreeningCompileStats stats;
 
   // Screening: verify each, then a warm-up, a short probe and a few repetitions.
   const TimingPlan screen = screening_plan(full);
@@ -222,39 +223,79 @@ void time_by_successive_halving(
   const int selected = static_cast<int>(in_the_running(candidates).size());
   if (settings.progress) settings.progress(0, selected);
   auto selection = in_the_running(candidates);  // in ranking order
-  const std::size_t per_chunk = static_cast<std::size_t>(std::max(chunk, kFewestSelected));
+  const bool streaming = static_cast<bool>(compiles.start);
+  const std::size_t ahead = static_cast<std::size_t>(std::max(compiles.at_a_time, kFewestSelected));
+  // selection[0, handed) went to the compilers; in streaming mode each has its compilation here.
+  std::size_t handed = 0;
+  std::map<const SearchCandidate*, detail::BackgroundCompile> started;
+  bool overlapped = false;  // while_first_compiles has run
+  const auto hand_over = [&](std::size_t end) {
+    end = std::min(end, selection.size());
+    if (end <= handed) return;
+    const std::vector<SearchCandidate*> next(selection.begin() + static_cast<std::ptrdiff_t>(handed),
+                                             selection.begin() + static_cast<std::ptrdiff_t>(end));
+    handed = end;
+    stats.handed += next.size();
+    if (streaming) {
+      for (SearchCandidate* s : next)
+        if (s->result.status == CandidateStatus::ok && !s->binary) started.emplace(s, compiles.start(*s));
+      if (!overlapped && while_first_compiles) {
+        overlapped = true;
+        while_first_compiles();  // on this thread while the compilers run on theirs
+      }
+      return;
+    }
+    const double before = now();
+    if (!overlapped && while_first_compiles) {
+      overlapped = true;
+      // The compilers run on their own threads; what the caller overlaps runs here. The
+      // future's destructor waits for them if the caller's work throws.
+      std::future<void> compiled = std::async(std::launch::async, [&] { compiles.compile_chunk(next); });
+      while_first_compiles();
+      compiled.get();
+    } else {
+      compiles.compile_chunk(next);
+    }
+    stats.waited_ms += now() - before;
+  };
+  // Streaming: waits for c's compilation, until the deadline only once kFewestSelected were
+  // screened, and takes its CUBIN (or its compile error) where it ended.
+  const auto collect = [&](SearchCandidate& c) {
+    const auto it = started.find(&c);
+    if (it == started.end() || c.binary || c.result.status != CandidateStatus::ok) return;
+    const double before = now();
+    bool ended = true;
+    if (screened < kFewestSelected) {
+      it->second.ended.wait();
+    } else {
+      const double left_ms = std::max(0.0, deadline_ms - before);
+      ended = it->second.ended.wait_for(std::chrono::duration<double, std::milli>(left_ms)) ==
+              std::future_status::ready;
+    }
+    stats.waited_ms += now() - before;
+    if (ended) compiles.finish(c);
+  };
   // Where the fastest so far is a look at a family nothing near has measured, the ranking knew
-  // nothing of that family's other candidates either (they come last): they go next, from the
-  // next chunk on (nothing there is compiled yet), once per family.
+  // nothing of that family's other candidates either (they come last): they go next, among
+  // those not handed to the compilers yet, once per family.
   std::string leading_unmeasured_family;
   std::set<std::string> moved_forward;
   // When the chunk compiled last finished compiling, on settings' clock.
   double chunk_compiled_ms = -std::numeric_limits<double>::infinity();
-  bool overlapped = false;  // while_first_chunk_compiles has run
   for (std::size_t i = 0; i < selection.size(); ++i) {
-    if (i % per_chunk == 0 && !leading_unmeasured_family.empty() &&
+    if ((streaming || i == handed) && !leading_unmeasured_family.empty() &&
         moved_forward.insert(leading_unmeasured_family).second)
-      std::stable_partition(selection.begin() + static_cast<std::ptrdiff_t>(i), selection.end(),
-                            [&](const SearchCandidate* s) {
+      std::stable_partition(selection.begin() + static_cast<std::ptrdiff_t>(std::max(i, handed)),
+                            selection.end(), [&](const SearchCandidate* s) {
                               return s->variant.family == leading_unmeasured_family;
                             });
-    SearchCandidate& c = *selection[i];
-    if (i % per_chunk == 0 && !(screened >= kFewestSelected && now() > deadline_ms)) {
-      const std::vector<SearchCandidate*> next(
-          selection.begin() + static_cast<std::ptrdiff_t>(i),
-          selection.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_chunk, selection.size())));
-      if (i == 0 && while_first_chunk_compiles) {
-        overlapped = true;
-        // The compilers run on their own threads; what the caller overlaps runs here. The
-        // future's destructor waits for them if the caller's work throws.
-        std::future<void> compiled = std::async(std::launch::async, [&] { compile(next); });
-        while_first_chunk_compiles();
-        compiled.get();
-      } else {
-        compile(next);
-      }
-      chunk_compiled_ms = now();
+    // A chunk, or the window ahead, is handed over while the deadline has not passed.
+    if ((streaming || i == handed) && !(screened >= kFewestSelected && now() > deadline_ms)) {
+      hand_over(i + ahead);
+      if (!streaming) chunk_compiled_ms = now();
     }
+    SearchCandidate& c = *selection[i];
+    if (streaming) collect(c);
     if (c.result.status != CandidateStatus::ok) continue;  // a compile error
     // Past the deadline a candidate whose CUBIN is at hand (its chunk was compiled while there was
     // time, however long that took) is still screened, for kScreenCompiledPastBudget more.
@@ -262,8 +303,8 @@ void time_by_successive_halving(
                                   kScreenCompiledPastBudget * settings.budget_ms;
     if (!c.binary || (screened >= kFewestSelected && now() > screening_ends)) {
       c.result.status = CandidateStatus::pruned;
-      c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) +
-                        " ran out before it was timed";
+      c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) + " ran out before it " +
+                        (c.binary ? "was timed" : "was compiled");
       continue;
     }
     ++screened;
@@ -274,8 +315,10 @@ void time_by_successive_halving(
     if (best < best_before) leading_unmeasured_family = c.explores_family ? c.variant.family : "";
     if (settings.progress) settings.progress(screened, selected);
   }
+  // What is still queued never starts; what is compiling ends on the pool, for a later tuning.
+  for (auto& [candidate, compilation] : started) compilation.dropped->store(true);
   if (settings.progress && screened < selected) settings.progress(selected, selected);
-  if (!overlapped && while_first_chunk_compiles) while_first_chunk_compiles();  // nothing compiled
+  if (!overlapped && while_first_compiles) while_first_compiles();  // nothing compiled
 
   // Rounds: the better half again, with twice the launches, while more than two remain and the
   // time left pays for a round; then the final round of the best two.
@@ -331,7 +374,7 @@ void time_by_successive_halving(
   }
   if (running.size() > 2)
     keep_best(2, "when the budget left no time for round " + std::to_string(round));
-  if (running.empty()) return;
+  if (running.empty()) return stats;
 
   // The final round: the full plan in alternating passes, shortened to the time left, and run past
   // the deadline (at its least) only where that costs little of the budget: it is what decides.
@@ -345,12 +388,13 @@ void time_by_successive_halving(
   const int passes = final_passes(full);
   const auto [cost, least] = costs(plan, passes);
   const double left = deadline_ms - now();
-  if (left < least && least > kFinalRoundPastBudget * settings.budget_ms) return;
+  if (left < least && least > kFinalRoundPastBudget * settings.budget_ms) return stats;
   if (cost > left) {
     plan.target_ms *= std::max(left, 0.0) / cost;
     plan.min_samples = std::min(plan.min_samples, 3);
   }
   time_round(running, bench, settings, plan, passes);
+  return stats;
 }
 
 }  // namespace tilemm::tuner

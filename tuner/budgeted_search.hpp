@@ -68,27 +68,52 @@ void compile_candidates(const std::vector<SearchCandidate*>& candidates, const s
 void select_within_budget(std::vector<SearchCandidate>& candidates, const DeviceInfo& device,
                           const Problem& problem, const TuneSettings& settings);
 
+// How the screening gets its candidates' CUBINs: a chunk at a time, or streamed.
+struct ScreeningCompiles {
+  // Chunks: compiles these candidates (compile_candidates), returning when all have ended.
+  std::function<void(const std::vector<SearchCandidate*>&)> compile_chunk;
+  // Streamed, where set: starts compiling a candidate off the tuning's threads
+  // (TuneSettings::start_compile)...
+  std::function<detail::BackgroundCompile(const SearchCandidate&)> start;
+  // ...and, once that has ended, records its CUBIN or its compile error (TuneSettings::compile,
+  // which then has the CUBIN at hand).
+  std::function<void(SearchCandidate&)> finish;
+  // The chunk's size, or how many candidates are handed over ahead of the screening.
+  int at_a_time = 1;
+};
+
+struct ScreeningCompileStats {
+  double waited_ms = 0.0;   // the screening's time spent waiting for compilations
+  std::size_t handed = 0;   // candidates handed to the compilers
+};
+
 // Verifies and times the candidates still in the running by successive halving: a screening round
-// (best-ranked first, compiled `chunk` at a time by `compile` as the screening reaches them, each
-// verified, then timed with a warm-up and a short probe; where the fastest so far is a look at an
-// unmeasured family, SearchCandidate::explores_family, that family's other candidates move to the
-// front of what is not yet compiled), then rounds that time the better half again with twice the
-// launches while more than two remain, and a final round of the best two with the bench's full
-// plan in alternating passes (kFinalPasses). A round that the time left before `deadline_ms` (on
-// settings' clock) cannot pay for is shortened; an intermediate round that not even three launches
-// each fit is not run, and the best two go to the final round, which runs past the deadline only
-// as kFinalRoundPastBudget allows; where it does not run, the last round completed decides.
-// Candidates dropped are marked pruned with their times as the reason; the last round's keep
-// status ok. At least kFewestSelected candidates are screened whatever the deadline, so a tuning
-// always has a winner when one is correct. A chunk is started while the deadline has not passed,
-// though its compilation may overrun it: a first tuning that compiled fewer chunks missed the
-// families that win short-K and skinny shapes. `while_first_chunk_compiles`, where set, runs on
-// the calling thread while the first chunk compiles on others (the providers' timings, which use
-// the GPU and not the compilers' CPUs).
-void time_by_successive_halving(
+// (best-ranked first, each verified, then timed with a warm-up and a short probe; where the
+// fastest so far is a look at an unmeasured family, SearchCandidate::explores_family, that
+// family's other candidates move to the front of what is not yet handed to the compilers), then
+// rounds that time the better half again with twice the launches while more than two remain, and
+// a final round of the best two with the bench's full plan in alternating passes (kFinalPasses).
+// A round that the time left before `deadline_ms` (on settings' clock) cannot pay for is
+// shortened; an intermediate round that not even three launches each fit is not run, and the best
+// two go to the final round, which runs past the deadline only as kFinalRoundPastBudget allows;
+// where it does not run, the last round completed decides. Candidates dropped are marked pruned
+// with their times as the reason; the last round's keep status ok. At least kFewestSelected
+// candidates are screened whatever the deadline, so a tuning always has a winner when one is
+// correct.
+//
+// Compilation (`compiles`): in chunks, a chunk is compiled as the screening reaches it and started
+// while the deadline has not passed, though it may overrun it (a first tuning that compiled fewer
+// chunks missed the families that win short-K and skinny shapes). Streamed, the compilers stay
+// `at_a_time` candidates ahead of the screening until the deadline, and a candidate still
+// compiling at the deadline is not waited for (once kFewestSelected were screened): a first call
+// costs its budget, and the compilation ends on the pool for a later tuning. Either way, a
+// candidate whose CUBIN is at hand is still screened for kScreenCompiledPastBudget past the
+// deadline. `while_first_compiles`, where set, runs on the calling thread while the first
+// candidates compile on others (the providers' timings, which use the GPU and not the
+// compilers' CPUs).
+ScreeningCompileStats time_by_successive_halving(
     std::vector<SearchCandidate>& candidates, CandidateBench& bench, const TuneSettings& settings,
-    double deadline_ms, int chunk,
-    const std::function<void(const std::vector<SearchCandidate*>&)>& compile,
-    const std::function<void()>& while_first_chunk_compiles = nullptr);
+    double deadline_ms, const ScreeningCompiles& compiles,
+    const std::function<void()>& while_first_compiles = nullptr);
 
 }  // namespace tilemm::tuner

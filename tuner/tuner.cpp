@@ -242,21 +242,29 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     // The providers' candidates use the GPU and the compilers the CPUs, less the one that keeps
     // the GPU's launches coming.
     const int compilers = bench.runs_prepared() ? std::max(1, threads - 1) : threads;
-    // Compiled chunk by chunk as the screening reaches them, so the budget bounds compilation.
-    time_by_successive_halving(
-        pending, bench, settings, deadline_ms, compilers,
-        [&](const std::vector<SearchCandidate*>& chunk) {
-          const double before = settings.now_ms();
-          compile_candidates(chunk, device.arch(), settings.compile, compilers);
-          compile_ms += settings.now_ms() - before;
-          compiled += chunk.size();
-        },
-        [&] {
+    // Compiled as the screening reaches them, so that the budget bounds compilation.
+    ScreeningCompiles compiles;
+    compiles.at_a_time = compilers;
+    compiles.compile_chunk = [&](const std::vector<SearchCandidate*>& chunk) {
+      compile_candidates(chunk, device.arch(), settings.compile, compilers);
+    };
+    if (settings.start_compile) {
+      compiles.start = [&](const SearchCandidate& c) {
+        return settings.start_compile(c.variant, device.arch());
+      };
+      compiles.finish = [&](SearchCandidate& c) {
+        compile_candidates({&c}, device.arch(), settings.compile, 1);
+      };
+    }
+    const ScreeningCompileStats compile_stats = time_by_successive_halving(
+        pending, bench, settings, deadline_ms, compiles, [&] {
           const double before = settings.now_ms();
           provider_results = measure_provider_candidates(
               device, problem, bench, settings, std::numeric_limits<double>::infinity());
           providers_ms = settings.now_ms() - before;
         });
+    compile_ms = compile_stats.waited_ms;
+    compiled = compile_stats.handed;
   }
 
   TuneOutcome out;
@@ -275,13 +283,16 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     char line[400];
     std::snprintf(line, sizeof line,
                   "tuning phases of %lldx%lldx%lld (budget %.0f ms): listing %.0f ms, selection "
-                  "%.0f ms, compiling %.0f ms (%zu variants), providers %.0f ms (%zu candidates, "
-                  "while the first chunk compiled), screening and rounds %.0f ms, total %.0f ms",
+                  "%.0f ms, waiting for compilations %.0f ms (%zu variants handed over), "
+                  "providers %.0f ms (%zu candidates, while the first compiled), screening and "
+                  "rounds %.0f ms, total %.0f ms",
                   static_cast<long long>(problem.M), static_cast<long long>(problem.N),
                   static_cast<long long>(problem.K), settings.budget_ms,
                   admitted_ms - (deadline_ms - settings.budget_ms), selected_ms - admitted_ms,
                   compile_ms, compiled, providers_ms, provider_results.size(),
-                  settings.now_ms() - selected_ms - compile_ms, 1000.0 * out.seconds);
+                  settings.now_ms() - selected_ms - compile_ms -
+                      (settings.start_compile ? providers_ms : 0.0),
+                  1000.0 * out.seconds);
     detail::log(detail::LogLevel::debug, line);
   }
   return out;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "background_compiles.hpp"
 #include "candidate_bench.hpp"
 #include "candidate_provider.hpp"
 #include "candidate_ranking.hpp"
@@ -32,6 +33,12 @@ struct TuneOutcome {
 struct TuneSettings {
   Compiler compile = detail::compile_variant_once;  // NVRTC once per variant and process
   int compile_threads = 0;       // 0: one per hardware thread
+  // Under a budget, where set: starts compiling a candidate off the tuning's threads
+  // (detail::compile_in_background), so that the compilers keep ahead of the screening and a
+  // compilation still running at the deadline is not waited for; `compile` then has the CUBIN at
+  // hand. What it starts must not refer to the caller's objects: it may end after the tuning.
+  // Empty: the budgeted search compiles a chunk at a time on compile_threads threads.
+  std::function<detail::BackgroundCompile(const Variant&, const std::string& arch)> start_compile;
   // Under a budget, stop timing a candidate whose warm-up exceeds this x the best so far
   // (pruning_rules.hpp); the exhaustive search times every candidate in full.
   double prune_factor = 3.0;

@@ -57,6 +57,12 @@ detail::CompiledVariant BinaryCache::candidate_binary(const DeviceInfo& device, 
   return compiled;
 }
 
+detail::BackgroundCompile BinaryCache::start_candidate_compile(const DeviceInfo& device,
+                                                              const Variant& v) {
+  if (stored(device, v)) return detail::already_compiled();
+  return loader_.start_compile(v, device.arch());
+}
+
 std::optional<std::vector<char>> BinaryCache::stored(const DeviceInfo& device, const Variant& v) {
   return store_.with(unusable_cubin_warning(v), std::optional<std::vector<char>>{},
                      [&](ResultStore& store) -> std::optional<std::vector<char>> {

@@ -29,6 +29,9 @@ class BinaryCache {
   // A candidate's CUBIN for a tuning: the store's, else compiled and stored (not with a shared
   // store, whose CUBINs are neither loaded nor written).
   detail::CompiledVariant candidate_binary(const DeviceInfo& device, const Variant& v);
+  // Starts compiling a candidate on the process's compilers, unless the store has its CUBIN:
+  // candidate_binary then has it at hand.
+  detail::BackgroundCompile start_candidate_compile(const DeviceInfo& device, const Variant& v);
   // Puts a compiled variant into the store, unless the store is shared; a failure warns.
   void save(const DeviceInfo& device, const detail::CompiledVariant& compiled);
 

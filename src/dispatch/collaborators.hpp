@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "background_compiles.hpp"
 #include "kernel_library.hpp"
 #include "nvrtc_compiler.hpp"
 #include "remote_store.hpp"
@@ -56,6 +57,13 @@ class KernelLoader {
   virtual const detail::LoadedKernel& load(const DeviceInfo& device, const Variant& v,
                                            const std::vector<char>& cubin) = 0;
   virtual detail::CompiledVariant compile(const Variant& v, const std::string& arch) = 0;
+  // Starts compile(v, arch)'s work off the caller's thread, so that compile() later returns at
+  // once (tuner::TuneSettings::start_compile). By default nothing starts: compile() does it all.
+  virtual detail::BackgroundCompile start_compile(const Variant& v, const std::string& arch) {
+    (void)v;
+    (void)arch;
+    return detail::already_compiled();
+  }
 };
 
 // A tuning of one shape with its row-split plans (tuner/row_split_candidates.hpp).
@@ -64,6 +72,9 @@ struct TuneRequest {
   // How the tuning gets each candidate's CUBIN: the dispatcher's looks in the store first and
   // stores what it compiles, so that a machine compiles each variant once, whatever the shape.
   tuner::Compiler compile;
+  // Starts a candidate's compilation on the process's compilers (TuneSettings::start_compile);
+  // empty: the tuning compiles a chunk at a time.
+  std::function<detail::BackgroundCompile(const Variant&, const std::string& arch)> start_compile;
   const detail::TuneHooks* hooks = nullptr;  // may be null
   std::map<std::int64_t, std::string> known_part_winners;  // PlanSettings::known_winners
   // Below highest, the winners of the shape's and its plan parts' fresh highest results

@@ -92,6 +92,9 @@ class RuntimeKernelLoader : public KernelLoader {
   detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
     return detail::compile_variant_once(v, arch);
   }
+  detail::BackgroundCompile start_compile(const Variant& v, const std::string& arch) override {
+    return detail::compile_in_background(v, arch);
+  }
 };
 
 class GpuShapeTuner : public ShapeTuner {
@@ -117,6 +120,7 @@ class GpuShapeTuner : public ShapeTuner {
     settings.progress = request.progress;
     settings.highest_winner = request.highest_winner;
     if (request.compile) settings.compile = request.compile;
+    if (request.start_compile) settings.start_compile = request.start_compile;
     if (hooks != nullptr) {
       settings.skip = hooks->skip;
       settings.on_launch_failure = hooks->on_launch_failure;

@@ -130,6 +130,9 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
     detail::stop_if_requested(hooks);
     return binaries_.candidate_binary(device, v);
   };
+  request.start_compile = [this, &device](const Variant& v, const std::string&) {
+    return binaries_.start_candidate_compile(device, v);
+  };
   request.budget_ms = options.tune_budget_ms;
   if (request.budget_ms > 0) request.history = history_for(device, problem);
   // A plan's part with a result already (unless forced to measure anew) is not tuned again.
