@@ -62,6 +62,23 @@ bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& runni
   return !cache::is_stale(entry, running);
 }
 
+cache::CandidateSet candidate_set_of(const Problem& problem) {
+  return problem.vendor && detail::vendor_candidates_available() ? cache::CandidateSet::with_vendor
+                                                                 : cache::CandidateSet::own_only;
+}
+
+bool set_serves(const cache::StoredEntry& entry, const Problem& problem) {
+  if (entry.candidate_set == candidate_set_of(problem)) return true;
+  return entry.candidate_set == cache::CandidateSet::with_vendor &&
+         !detail::is_vendor_candidate(entry.winner);
+}
+
+std::vector<cache::CandidateSet> sets_serving(const Problem& problem) {
+  if (candidate_set_of(problem) == cache::CandidateSet::with_vendor)
+    return {cache::CandidateSet::with_vendor};
+  return {cache::CandidateSet::own_only, cache::CandidateSet::with_vendor};
+}
+
 std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem) {
   if (const auto rows = detail::parse_row_split(winner))
     return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";
