@@ -369,9 +369,10 @@ TEST(Dispatcher, AnAutotuneMissReadsNoPreloadedCandidateTables) {
 struct VendorProviders {
   explicit VendorProviders(bool available = true, bool without_cublaslt = false)
       : without_cublaslt_(without_cublaslt) {
-    auto fake = std::make_unique<testing::FakeVendorProvider>();
-    fake->present = available;
-    detail::register_candidate_provider(std::move(fake));
+    auto made = std::make_unique<testing::FakeVendorProvider>();
+    made->present = available;
+    fake = made.get();
+    detail::register_candidate_provider(std::move(made));
     if (without_cublaslt_) detail::unregister_candidate_provider("cublaslt");
   }
   ~VendorProviders() {
@@ -380,6 +381,7 @@ struct VendorProviders {
   }
   VendorProviders(const VendorProviders&) = delete;
   VendorProviders& operator=(const VendorProviders&) = delete;
+  testing::FakeVendorProvider* fake = nullptr;
 
  private:
   bool without_cublaslt_;
@@ -479,6 +481,22 @@ TEST(Dispatcher, APreloadedVendorWinnerIsAMissForOwnOnlyCallers) {
   EXPECT_EQ(own.source, ResultSource::tuned);
   ASSERT_NE(rig.store->at(kShape, cache::CandidateSet::own_only), nullptr);
   EXPECT_EQ(rig.store->at(kShape, cache::CandidateSet::with_vendor), nullptr);
+}
+
+// Whether a vendor provider is available may cost loading its library: a process served an own
+// winner from its cache or the preloaded results never asks, whatever its callers allow.
+TEST(Dispatcher, AnOwnWinnerIsServedWithoutAskingWhetherAVendorLibraryIsThere) {
+  VendorProviders vendors(true, true);  // the fake is the only vendor provider
+  const Problem shipped = Problem::dense(640, 640, 640, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded")});
+  rig.store->add(stored(kShape, "tiled_t32_p0"));
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(own_only(kShape))), "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(shipped)), "tiled_t8_p0");
+  EXPECT_EQ(vendors.fake->availability_asked, 0);
+  // A miss asks: what it tunes with, and the set it stores under, depend on it.
+  rig.gemm(Problem::dense(768, 768, 768, 4));
+  EXPECT_GT(vendors.fake->availability_asked, 0);
 }
 
 // Where no vendor provider is available (no cuBLASLt in the process), a caller allowing vendor

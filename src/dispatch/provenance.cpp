@@ -67,15 +67,17 @@ cache::CandidateSet candidate_set_of(const Problem& problem) {
                                                                  : cache::CandidateSet::own_only;
 }
 
+// Whether a vendor provider is available is asked last: it may load the vendor's library, which
+// a process served an own winner from its cache must not wait for.
 bool set_serves(const cache::StoredEntry& entry, const Problem& problem) {
-  if (entry.candidate_set == candidate_set_of(problem)) return true;
-  return entry.candidate_set == cache::CandidateSet::with_vendor &&
-         !detail::is_vendor_candidate(entry.winner);
+  if (entry.candidate_set == cache::CandidateSet::with_vendor)
+    return !detail::is_vendor_candidate(entry.winner) ||
+           candidate_set_of(problem) == cache::CandidateSet::with_vendor;
+  return candidate_set_of(problem) == cache::CandidateSet::own_only;
 }
 
 std::vector<cache::CandidateSet> sets_serving(const Problem& problem) {
-  if (candidate_set_of(problem) == cache::CandidateSet::with_vendor)
-    return {cache::CandidateSet::with_vendor};
+  if (problem.vendor) return {cache::CandidateSet::with_vendor, cache::CandidateSet::own_only};
   return {cache::CandidateSet::own_only, cache::CandidateSet::with_vendor};
 }
 

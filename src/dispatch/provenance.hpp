@@ -67,11 +67,15 @@ cache::CandidateSet candidate_set_of(const Problem& problem);
 // with vendor candidates only by a result chosen with them (one of own kernels only may have
 // missed a faster vendor candidate); a caller of own kernels only by a result of own kernels
 // only, or by one chosen with vendor candidates whose winner is an own kernel (that tuning timed
-// every own candidate too). The one rule of candidate sets; the stores answer per set.
+// every own candidate too). The one rule of candidate sets; the stores answer per set. Cost: a
+// name split; candidate_set_of only where the answer depends on it (an own-only entry for a
+// caller allowing vendor candidates, a vendor winner), so that a process served an own winner
+// never loads the vendor's library for it.
 bool set_serves(const cache::StoredEntry& entry, const Problem& problem);
 
-// The sets whose entries may serve a caller of `problem` (set_serves), in the order a lookup
-// asks the stores for them: the caller's own set first.
+// The sets whose entries may serve a caller of `problem`, in the order a lookup asks the stores
+// for them: the set of Problem::vendor first, then the other; each answer is held to
+// set_serves. Asks no provider.
 std::vector<cache::CandidateSet> sets_serving(const Problem& problem);
 
 // Why a winner's name cannot serve `problem` on `device`, empty when it can: a row-split plan
