@@ -35,6 +35,7 @@ json entry_to_json(const StoredEntry& e) {
           {"k", e.K},
           {"problem_class", e.problem_class},
           {"precision", to_string(e.precision)},
+          {"candidate_set", to_string(e.candidate_set)},
           {"winner", e.winner},
           {"median_ms", e.median_ms},
           {"tflops", e.tflops},
@@ -148,6 +149,17 @@ StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
     e.candidates.push_back(std::move(c));
   }
   if (!candidates.empty() && !winner_listed) r.fail("winner", "is not among the entry's candidates");
+  // Required by version 3, absent from versions 1 and 2 (checked by the document reader like
+  // "precision"): an entry of those is given the set its names show.
+  if (r.has("candidate_set")) {
+    const std::string set = r.text("candidate_set", kMaxText, "one of with_vendor, own_only");
+    const auto parsed = parse_candidate_set(set);
+    if (!parsed)
+      r.fail("candidate_set", "must be one of with_vendor, own_only; got \"" + set.substr(0, 80) + "\"");
+    e.candidate_set = *parsed;
+  } else {
+    e.candidate_set = inferred_candidate_set(e.winner, e.candidates);
+  }
   return e;
 }
 
@@ -163,7 +175,9 @@ StoredEntry entry_from_json_text(std::string_view text, const NameCheck& names) 
   }
   const JsonFieldReader r(value, "entry");
   StoredEntry e = read_entry(r, names);
-  r.field("precision");  // required: a stored value is always of the current format
+  r.field("precision");  // required: every stored value has it
+  // "candidate_set" is not: a value a build before it published reads with the set its names
+  // show (read_entry), and is refused by its key's check where that is not its key's set.
   return e;
 }
 

@@ -28,13 +28,15 @@ nlohmann::json candidate_to_json(const CandidateResult& c);
 // One entry as the format writes it.
 nlohmann::json entry_to_json(const StoredEntry& e);
 
-// Reads and validates one entry at `r`. "precision" is optional here (format version 1 lacks it;
-// the document reader checks which version the document is). Throws InvalidArgument naming the
+// Reads and validates one entry at `r`. "precision" and "candidate_set" are optional here
+// (format version 1 lacks both, version 2 the set; the document reader checks which version the
+// document is); an entry without a set is given inferred_candidate_set's (candidate_set.hpp). Throws InvalidArgument naming the
 // first bad field.
 StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names);
 
 // One entry from its JSON text (a value of the Redis store), validated by read_entry with
-// "precision" required. At most kMaxEntryTextBytes are parsed. Throws InvalidArgument whose
+// "precision" required; "candidate_set" may be absent (a value of a build before it), as in
+// read_entry. At most kMaxEntryTextBytes are parsed. Throws InvalidArgument whose
 // argument() is "entry" or the bad field's path under it. Cost: linear in the text.
 inline constexpr std::size_t kMaxEntryTextBytes = std::size_t{4} << 20;
 StoredEntry entry_from_json_text(std::string_view text, const NameCheck& names);

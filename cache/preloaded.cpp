@@ -48,11 +48,12 @@ std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entrie
                                           const std::string& device_key, const std::string& arch,
                                           std::int64_t M, std::int64_t N, std::int64_t K,
                                           const std::string& problem_class,
-                                          const BuildVersions& running, Precision precision) {
+                                          const BuildVersions& running, Precision precision,
+                                          CandidateSet set) {
   const StoredEntry* same_arch = nullptr;
   for (const auto& e : entries) {
     if (e.M != M || e.N != N || e.K != K || e.problem_class != problem_class ||
-        e.precision != precision ||
+        e.precision != precision || e.candidate_set != set ||
         !preloaded_applies(e, device_key, arch, running))
       continue;
     if (e.device_key == device_key) return e;

@@ -41,7 +41,7 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,
                        const BuildVersions& running);
 
-// The preloaded entry for this shape, class and precision among those that apply
+// The preloaded entry for this shape, class, precision and candidate set among those that apply
 // (preloaded_applies): first one of the exact device model, else one of another model of the
 // same architecture.
 std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entries,
@@ -49,6 +49,7 @@ std::optional<StoredEntry> find_preloaded(const std::vector<StoredEntry>& entrie
                                           std::int64_t M, std::int64_t N, std::int64_t K,
                                           const std::string& problem_class,
                                           const BuildVersions& running,
-                                          Precision precision = Precision::highest);
+                                          Precision precision = Precision::highest,
+                                          CandidateSet set = CandidateSet::with_vendor);
 
 }  // namespace tilemm::cache

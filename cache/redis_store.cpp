@@ -30,8 +30,8 @@ std::string milliseconds(double seconds) {
 // The entry must be the one its key names: a value copied under another key is refused.
 void check_key(const StoredEntry& e, const std::string& key) {
   if (RedisStore::result_key(e) != key)
-    throw InvalidArgument("entry", "is stored under the key of another shape, class, precision or "
-                                   "device model");
+    throw InvalidArgument("entry", "is stored under the key of another shape, class, precision, "
+                                   "candidate set or device model");
 }
 
 StoredEntry validated(const std::string& text, const std::string& key, const NameCheck& names) {
@@ -47,14 +47,16 @@ RedisStore::RedisStore(RedisUrl url, std::chrono::milliseconds timeout)
 
 std::string RedisStore::result_key(const std::string& device_key, std::int64_t M, std::int64_t N,
                                    std::int64_t K, const std::string& problem_class,
-                                   Precision precision) {
-  return std::string(kResultPrefix) + device_key + "|" + problem_class + "|" +
-         to_string(precision) + "|" + std::to_string(M) + "x" + std::to_string(N) + "x" +
-         std::to_string(K);
+                                   Precision precision, CandidateSet set) {
+  std::string key = std::string(kResultPrefix) + device_key + "|" + problem_class + "|" +
+                    to_string(precision) + "|" + std::to_string(M) + "x" + std::to_string(N) +
+                    "x" + std::to_string(K);
+  if (set == CandidateSet::own_only) key += std::string("|") + to_string(set);
+  return key;
 }
 
 std::string RedisStore::result_key(const StoredEntry& e) {
-  return result_key(e.device_key, e.M, e.N, e.K, e.problem_class, e.precision);
+  return result_key(e.device_key, e.M, e.N, e.K, e.problem_class, e.precision, e.candidate_set);
 }
 
 std::string RedisStore::lease_key(const std::string& key) { return kLeasePrefix + key; }
@@ -77,8 +79,8 @@ RedisReply RedisStore::run(const std::vector<std::string>& args) {
 std::optional<StoredEntry> RedisStore::find(const std::string& device_key, std::int64_t M,
                                             std::int64_t N, std::int64_t K,
                                             const std::string& problem_class, Precision precision,
-                                            const NameCheck& names) {
-  const std::string key = result_key(device_key, M, N, K, problem_class, precision);
+                                            CandidateSet set, const NameCheck& names) {
+  const std::string key = result_key(device_key, M, N, K, problem_class, precision, set);
   const RedisReply reply = run({"GET", key});
   if (reply.is_nil()) return std::nullopt;
   return validated(reply.text(), key, names);

@@ -1,5 +1,5 @@
 // The fleet's store of tuning results on Redis (docs/fleet.md): one key per (device model,
-// problem class, precision, M, N, K) whose value is one entry of the JSON exchange format
+// problem class, precision, M, N, K, candidate set) whose value is one entry of the JSON exchange format
 // (json_entry.hpp), and the tuning leases of the fleet. Results only: no CUBIN is ever written
 // or read here. Every value read is validated by the JSON import's own reader.
 //
@@ -30,19 +30,21 @@ class RedisStore {
 
   const RedisUrl& url() const { return url_; }
 
-  // "tilemm:result:<device_key>|<class>|<precision>|<M>x<N>x<K>".
+  // "tilemm:result:<device_key>|<class>|<precision>|<M>x<N>x<K>" for a result chosen with
+  // vendor candidates (the key of every result before candidate sets), the same with "|own_only"
+  // appended for one chosen among own kernels only.
   static std::string result_key(const std::string& device_key, std::int64_t M, std::int64_t N,
                                 std::int64_t K, const std::string& problem_class,
-                                Precision precision);
+                                Precision precision, CandidateSet set);
   static std::string result_key(const StoredEntry& e);
   // "tilemm:lease:<key>", for the dispatcher's lease key (device model and shape).
   static std::string lease_key(const std::string& key);
 
   // The entry of this key: one GET, validated (InvalidArgument when the value is not a valid
-  // entry, or an entry of another key).
+  // entry, or an entry of another key, its candidate set included).
   std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
                                   std::int64_t K, const std::string& problem_class,
-                                  Precision precision, const NameCheck& names);
+                                  Precision precision, CandidateSet set, const NameCheck& names);
   // SET of each entry under its key (pipelined: one round trip per batch of 1000).
   void put_all(const std::vector<StoredEntry>& entries);
   // Every entry (SCAN over the result keys, then GET in batches), in no particular order; a

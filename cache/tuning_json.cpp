@@ -144,9 +144,9 @@ class DocumentReader : public nlohmann::json_sax<json> {
     static const auto& format_pattern = *new std::regex(kJsonFormatName);
     root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
     const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
-    if (version != kJsonFormatVersion && version != kFirstVersion)
+    if (version < kFirstVersion || version > kJsonFormatVersion)
       root.fail("format_version", "is " + std::to_string(version) + "; this build reads versions " +
-                                      std::to_string(kFirstVersion) + " and " +
+                                      std::to_string(kFirstVersion) + " to " +
                                       std::to_string(kJsonFormatVersion));
     if (!entries_array_seen_) root.array("entries");  // missing, or not an array: says which
     if (bad_entry_) throw *bad_entry_;
@@ -157,6 +157,14 @@ class DocumentReader : public nlohmann::json_sax<json> {
                             "version " + std::to_string(kJsonFormatVersion) + ")");
     if (version != kFirstVersion && first_without_precision_)
       throw InvalidArgument(entry_path(*first_without_precision_) + ".precision", "is missing");
+    // Version 3 names the candidate set of every entry; the versions before it knew none.
+    if (version < kSetVersion && first_with_set_)
+      throw InvalidArgument(entry_path(*first_with_set_) + ".candidate_set",
+                            "is not part of format version " + std::to_string(version) +
+                                " (a document with candidate sets is version " +
+                                std::to_string(kSetVersion) + ")");
+    if (version >= kSetVersion && first_without_set_)
+      throw InvalidArgument(entry_path(*first_without_set_) + ".candidate_set", "is missing");
     return count_;
   }
 
@@ -223,6 +231,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
   }
 
   static constexpr int kFirstVersion = 1;
+  static constexpr int kSetVersion = 3;  // the first with "candidate_set"
 
   static std::string entry_path(std::size_t index) {
     return "entries[" + std::to_string(index) + "]";
@@ -236,8 +245,11 @@ class DocumentReader : public nlohmann::json_sax<json> {
       e = read_entry(er, names_check_);
       auto& first = er.has("precision") ? first_with_precision_ : first_without_precision_;
       if (!first) first = index;
+      auto& first_set = er.has("candidate_set") ? first_with_set_ : first_without_set_;
+      if (!first_set) first_set = index;
       if (!new_key(e))
-        er.fail("m", "this (device_key, m, n, k, problem_class, precision) appears twice in the file");
+        er.fail("m", "this (device_key, m, n, k, problem_class, precision, candidate_set) "
+                     "appears twice in the file");
     } catch (const InvalidArgument& bad) {
       first_bad_entry(bad);
       return;
@@ -256,7 +268,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
       return names_.emplace(text, static_cast<int>(names_.size())).first->second;
     };
     return keys_.insert({id(e.device_key), e.M, e.N, e.K, id(e.problem_class),
-                         static_cast<int>(e.precision)})
+                         static_cast<int>(e.precision), static_cast<int>(e.candidate_set)})
         .second;
   }
 
@@ -273,9 +285,11 @@ class DocumentReader : public nlohmann::json_sax<json> {
   std::size_t count_ = 0;
   std::optional<InvalidArgument> bad_entry_;
   std::map<std::string, int> names_;
-  std::set<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int, int>> keys_;
-  // The first entry with and without a "precision", checked against the version at the end.
+  std::set<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int, int, int>> keys_;
+  // The first entry with and without a "precision" and a "candidate_set", checked against the
+  // version at the end.
   std::optional<std::size_t> first_with_precision_, first_without_precision_;
+  std::optional<std::size_t> first_with_set_, first_without_set_;
 };
 
 }  // namespace

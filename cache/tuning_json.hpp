@@ -16,9 +16,10 @@
 namespace tilemm::cache {
 
 constexpr const char* kJsonFormatName = "tilemm-tuning";
-// Version 2 added each entry's "precision"; a version 1 document (without it) is still read, all
-// its entries as precision highest.
-constexpr int kJsonFormatVersion = 2;
+// Version 2 added each entry's "precision", version 3 its "candidate_set" (candidate_set.hpp).
+// Older documents are still read: a version 1 entry as precision highest, an entry of either with
+// the set its names show (inferred_candidate_set).
+constexpr int kJsonFormatVersion = 3;
 
 // The JSON document of `entries` (pretty-printed, stable key order), as JsonEntriesWriter
 // (json_entry.hpp) writes it.

@@ -19,84 +19,14 @@ bool is_stale(const StoredEntry& e, const BuildVersions& current) {
 
 namespace {
 
-// Schema 1: the first layout (results and candidates, no provenance or spread).
-const char* const kSchema1 = R"sql(
-CREATE TABLE IF NOT EXISTS results (
-  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
-  problem_class TEXT NOT NULL,
-  winner TEXT NOT NULL, median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL,
-  tuned_at TEXT NOT NULL, tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL,
-  nvrtc_version INTEGER NOT NULL, driver_version INTEGER NOT NULL, arch TEXT NOT NULL,
-  PRIMARY KEY (device_key, m, n, k, problem_class));
-CREATE TABLE IF NOT EXISTS candidates (
-  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
-  problem_class TEXT NOT NULL, variant TEXT NOT NULL,
-  status TEXT NOT NULL, reason TEXT NOT NULL,
-  median_ms REAL NOT NULL, min_ms REAL NOT NULL, samples INTEGER NOT NULL,
-  PRIMARY KEY (device_key, m, n, k, problem_class, variant));
-CREATE TABLE IF NOT EXISTS cubins (
-  arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL, template_hash TEXT NOT NULL,
-  variant TEXT NOT NULL, image BLOB NOT NULL,
-  PRIMARY KEY (arch, nvrtc_version, template_hash, variant));
-)sql";
-
-// Schema 2: where a result came from (tuned here, imported, preloaded), the timing spread and
-// compile time of each candidate.
-const char* const kMigrate1To2 = R"sql(
-ALTER TABLE results ADD COLUMN source TEXT NOT NULL DEFAULT 'tuned';
-ALTER TABLE candidates ADD COLUMN spread REAL NOT NULL DEFAULT 0;
-ALTER TABLE candidates ADD COLUMN compile_ms REAL NOT NULL DEFAULT 0;
-)sql";
-
-// Schema 3: leases, so that one process tunes a key while the others wait for its result.
-const char* const kMigrate2To3 = R"sql(
-CREATE TABLE leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
-)sql";
-
-// Schema 4: precision modes. Precision joins the key of results and candidates, so both tables
-// are rebuilt (SQLite cannot change a primary key in place); every row of an older file was
-// tuned with FP32 FFMA kernels, and keeps its meaning as precision 'highest'. Leases need no
-// column: their key is a text the dispatcher builds from the whole shape key, precision included.
-const char* const kMigrate3To4 = R"sql(
-CREATE TABLE results_v4 (
-  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
-  problem_class TEXT NOT NULL, precision TEXT NOT NULL DEFAULT 'highest',
-  winner TEXT NOT NULL, median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL,
-  tuned_at TEXT NOT NULL, tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL,
-  nvrtc_version INTEGER NOT NULL, driver_version INTEGER NOT NULL, arch TEXT NOT NULL,
-  source TEXT NOT NULL DEFAULT 'tuned',
-  PRIMARY KEY (device_key, m, n, k, problem_class, precision));
-INSERT INTO results_v4 (device_key, m, n, k, problem_class, precision, winner, median_ms, tflops,
-                        margin, tuned_at, tilemm_version, template_hash, nvrtc_version,
-                        driver_version, arch, source)
-  SELECT device_key, m, n, k, problem_class, 'highest', winner, median_ms, tflops, margin,
-         tuned_at, tilemm_version, template_hash, nvrtc_version, driver_version, arch, source
-  FROM results;
-DROP TABLE results;
-ALTER TABLE results_v4 RENAME TO results;
-CREATE TABLE candidates_v4 (
-  device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,
-  problem_class TEXT NOT NULL, precision TEXT NOT NULL DEFAULT 'highest', variant TEXT NOT NULL,
-  status TEXT NOT NULL, reason TEXT NOT NULL,
-  median_ms REAL NOT NULL, min_ms REAL NOT NULL, samples INTEGER NOT NULL,
-  spread REAL NOT NULL DEFAULT 0, compile_ms REAL NOT NULL DEFAULT 0,
-  PRIMARY KEY (device_key, m, n, k, problem_class, precision, variant));
-INSERT INTO candidates_v4 (device_key, m, n, k, problem_class, precision, variant, status, reason,
-                           median_ms, min_ms, samples, spread, compile_ms)
-  SELECT device_key, m, n, k, problem_class, 'highest', variant, status, reason, median_ms,
-         min_ms, samples, spread, compile_ms
-  FROM candidates;
-DROP TABLE candidates;
-ALTER TABLE candidates_v4 RENAME TO candidates;
-)sql";
-
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 const char* const kResultColumns =
     "device_key, m, n, k, problem_class, winner, median_ms, tflops, margin, tuned_at, "
-    "tilemm_version, template_hash, nvrtc_version, driver_version, arch, source, precision";
+    "tilemm_version, template_hash, nvrtc_version, driver_version, arch, source, precision, "
+    "candidate_set";
 
 Precision precision_column(const Statement& s, int column) {
   const std::string text = s.text(column);
@@ -124,6 +54,12 @@ StoredEntry read_entry(const Statement& s) {
   e.arch = s.text(14);
   e.source = s.text(15);
   e.precision = precision_column(s, 16);
+  const std::string set = s.text(17);
+  const auto parsed = parse_candidate_set(set);
+  if (!parsed)
+    throw Error(ErrorKind::cache, "tilemm: the cache holds an entry of unknown candidate set '" +
+                                      set + "' (written by a newer tilemm?)");
+  e.candidate_set = *parsed;
   return e;
 }
 
@@ -131,9 +67,9 @@ void read_candidates(const Database& db, StoredEntry& e) {
   Statement s(db,
               "SELECT variant, status, reason, median_ms, min_ms, spread, samples, compile_ms "
               "FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
-              "problem_class=?5 AND precision=?6");
+              "problem_class=?5 AND precision=?6 AND candidate_set=?7");
   s.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
-  s.bind(6, std::string(to_string(e.precision)));
+  s.bind(6, std::string(to_string(e.precision))).bind(7, std::string(to_string(e.candidate_set)));
   while (s.step()) {
     CandidateResult c;
     c.variant = s.text(0);
@@ -208,36 +144,21 @@ void TuningStore::migrate() {
   if (schema_version() == kSchemaVersion) return;
   Transaction tx(db_);
   // Re-read under the write lock: another process may have migrated meanwhile.
-  int version = schema_version();
-  if (version == 0) {
-    db_.exec(kSchema1);
-    version = 1;
-  }
-  if (version == 1) {
-    db_.exec(kMigrate1To2);
-    version = 2;
-  }
-  if (version == 2) {
-    db_.exec(kMigrate2To3);
-    version = 3;
-  }
-  if (version == 3) {
-    db_.exec(kMigrate3To4);
-    version = 4;
-  }
-  db_.exec("PRAGMA user_version=" + std::to_string(version));
+  migrate_schema(db_, schema_version());
+  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   tx.commit();
 }
 
 std::optional<StoredEntry> TuningStore::find(const std::string& device_key, std::int64_t M,
                                              std::int64_t N, std::int64_t K,
                                              const std::string& problem_class,
-                                             Precision precision, bool with_candidates) const {
+                                             Precision precision, CandidateSet set,
+                                             bool with_candidates) const {
   Statement s(db_, std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 AND "
-                       "problem_class=?5 AND precision=?6");
+                       "problem_class=?5 AND precision=?6 AND candidate_set=?7");
   s.bind(1, device_key).bind(2, M).bind(3, N).bind(4, K).bind(5, problem_class);
-  s.bind(6, std::string(to_string(precision)));
+  s.bind(6, std::string(to_string(precision))).bind(7, std::string(to_string(set)));
   if (!s.step()) return std::nullopt;
   StoredEntry e = read_entry(s);
   if (with_candidates) read_candidates(db_, e);
@@ -254,7 +175,7 @@ void TuningStore::for_each(const std::string& device_key,
                            const std::function<void(StoredEntry&&)>& each) const {
   Statement s(db_, std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE ?1 = '' OR device_key = ?1 "
-                       "ORDER BY device_key, problem_class, precision, m, n, k");
+                       "ORDER BY device_key, problem_class, precision, m, n, k, candidate_set");
   s.bind(1, device_key);
   while (s.step()) {
     StoredEntry e = read_entry(s);
@@ -267,21 +188,22 @@ TuningStore::Writer::Writer(TuningStore& store)
     : tx_(store.db_),
       delete_candidates_(store.db_,
                          "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 "
-                         "AND problem_class=?5 AND precision=?6"),
+                         "AND problem_class=?5 AND precision=?6 AND candidate_set=?7"),
       put_result_(store.db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
                                  ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-                                 "?17)"),
+                                 "?17,?18)"),
       put_candidate_(store.db_,
                      "INSERT INTO candidates (device_key, m, n, k, problem_class, variant, status, "
-                     "reason, median_ms, min_ms, spread, samples, compile_ms, precision) VALUES "
-                     "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)") {}
+                     "reason, median_ms, min_ms, spread, samples, compile_ms, precision, "
+                     "candidate_set) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)") {}
 
 void TuningStore::Writer::put(const StoredEntry& e) {
   Statement& del = delete_candidates_;
   del.reset();
   const std::string precision = to_string(e.precision);
+  const std::string set = to_string(e.candidate_set);
   del.bind(1, e.device_key).bind(2, e.M).bind(3, e.N).bind(4, e.K).bind(5, e.problem_class);
-  del.bind(6, precision);
+  del.bind(6, precision).bind(7, set);
   del.run();
   Statement& ins = put_result_;
   ins.reset();
@@ -290,7 +212,7 @@ void TuningStore::Writer::put(const StoredEntry& e) {
   ins.bind(10, e.tuned_at).bind(11, e.tilemm_version).bind(12, e.versions.template_hash);
   ins.bind(13, static_cast<std::int64_t>(e.versions.nvrtc_version));
   ins.bind(14, static_cast<std::int64_t>(e.versions.driver_version));
-  ins.bind(15, e.arch).bind(16, e.source).bind(17, precision);
+  ins.bind(15, e.arch).bind(16, e.source).bind(17, precision).bind(18, set);
   ins.run();
   Statement& cand = put_candidate_;
   for (const auto& c : e.candidates) {
@@ -299,7 +221,7 @@ void TuningStore::Writer::put(const StoredEntry& e) {
     cand.bind(6, c.variant).bind(7, std::string(to_string(c.status))).bind(8, c.reason);
     cand.bind(9, c.stats.median_ms).bind(10, c.stats.min_ms).bind(11, c.stats.spread);
     cand.bind(12, static_cast<std::int64_t>(c.stats.samples)).bind(13, c.compile_ms);
-    cand.bind(14, precision);
+    cand.bind(14, precision).bind(15, set);
     cand.run();
   }
 }

@@ -1,6 +1,5 @@
-// The SQLite store of tuning results: per (device model, shape, problem class, precision) the
-// winner, its
-// statistics and every candidate's; and winners' CUBINs, so that a new process dispatches
+// The SQLite store of tuning results: per (device model, shape, problem class, precision,
+// candidate set) the winner, its statistics and every candidate's; and winners' CUBINs, so that a new process dispatches
 // without NVRTC. One file shared by many processes (WAL, busy timeout, transactions).
 #pragma once
 
@@ -10,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "candidate_set.hpp"
 #include "sqlite_handle.hpp"
+#include "store_schema.hpp"
 #include "tilemm/autotune.hpp"
 
 namespace tilemm::cache {
@@ -30,6 +31,9 @@ struct StoredEntry {
   std::int64_t M = 0, N = 0, K = 0;
   std::string problem_class;
   Precision precision = Precision::highest;  // part of the key, with the fields above
+  // What the winner was chosen from (candidate_set.hpp): part of the key too, so that a tuning
+  // with own kernels only is stored beside one with vendor candidates, never over it.
+  CandidateSet candidate_set = CandidateSet::with_vendor;
   std::string winner;
   double median_ms = 0.0, tflops = 0.0, margin = 0.0;
   std::string tuned_at;        // ISO-8601 UTC
@@ -53,7 +57,7 @@ bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
 class TuningStore {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = kStoreSchemaVersion;  // store_schema.hpp
 
   // Opens or creates the store at `path` (":memory:" for a private one) and migrates older
   // schemas. Throws CacheCorrupt if the file is not a database or fails SQLite's quick_check
@@ -63,15 +67,19 @@ class TuningStore {
   explicit TuningStore(const std::string& path);
 
   // The entry of this key, with its candidates when asked. One indexed query (two with
-  // candidates).
+  // candidates). Which stored set may serve a caller is not the store's to say
+  // (dispatch::sets_serving): it answers for the one set asked.
   std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
                                   std::int64_t K, const std::string& problem_class,
-                                  Precision precision, bool with_candidates = false) const;
-  // The same for precision highest, the only one before precision modes.
+                                  Precision precision, CandidateSet set,
+                                  bool with_candidates = false) const;
+  // The same for precision highest, chosen with vendor candidates: the key of every result
+  // before precision modes and candidate sets.
   std::optional<StoredEntry> find(const std::string& device_key, std::int64_t M, std::int64_t N,
                                   std::int64_t K, const std::string& problem_class,
                                   bool with_candidates = false) const {
-    return find(device_key, M, N, K, problem_class, Precision::highest, with_candidates);
+    return find(device_key, M, N, K, problem_class, Precision::highest, CandidateSet::with_vendor,
+                with_candidates);
   }
   // Every entry (of one device model when device_key is not empty), with candidates.
   std::vector<StoredEntry> list(const std::string& device_key = "") const;

@@ -50,7 +50,7 @@ def entries_with_text(text, path):
 def key(entry):
     """What identifies a result: the cache's key without the versions (they are what changed)."""
     return tuple(entry.get(field) for field in
-                 ("device_key", "precision", "m", "n", "k", "problem_class"))
+                 ("device_key", "precision", "candidate_set", "m", "n", "k", "problem_class"))
 
 
 def main(argv):

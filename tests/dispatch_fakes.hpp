@@ -27,7 +27,7 @@ inline DeviceInfo fake_device() {
   return d;
 }
 
-// A cache file in memory: entries by shape, class and precision, and its leases.
+// A cache file in memory: entries by shape, class, precision and candidate set, and its leases.
 class MemoryStore : public dispatch::ResultStore {
  public:
   std::map<std::string, cache::StoredEntry> entries;
@@ -36,13 +36,14 @@ class MemoryStore : public dispatch::ResultStore {
   int puts = 0;
 
   static std::string key(std::int64_t M, std::int64_t N, std::int64_t K, const std::string& c,
-                         Precision p) {
+                         Precision p, cache::CandidateSet set) {
     return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + c +
-           to_string(p);
+           to_string(p) + to_string(set);
   }
   std::optional<cache::StoredEntry> find(const std::string&, const Problem& p,
-                                         const std::string& c, bool) override {
-    const auto it = entries.find(key(p.M, p.N, p.K, c, p.precision));
+                                         const std::string& c, cache::CandidateSet set,
+                                         bool) override {
+    const auto it = entries.find(key(p.M, p.N, p.K, c, p.precision, set));
     if (it == entries.end()) return std::nullopt;
     return it->second;
   }
@@ -53,7 +54,8 @@ class MemoryStore : public dispatch::ResultStore {
   }
   void put_all(const std::vector<cache::StoredEntry>& all) override {
     ++puts;
-    for (const auto& e : all) entries[key(e.M, e.N, e.K, e.problem_class, e.precision)] = e;
+    for (const auto& e : all)
+      entries[key(e.M, e.N, e.K, e.problem_class, e.precision, e.candidate_set)] = e;
   }
   bool loads_stored_code() override { return true; }
   std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,

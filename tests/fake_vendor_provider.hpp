@@ -22,6 +22,10 @@ class FakeVendorProvider : public detail::CandidateProvider {
  public:
   std::string prefix() const override { return "fakevendor"; }
   bool vendor() const override { return true; }
+  bool available() override {
+    ++availability_asked;
+    return present;
+  }
   std::string why_not_a_name(const std::string& name) const override {
     return std::find(names.begin(), names.end(), name) != names.end() ? "" : "unknown fake algorithm";
   }
@@ -36,6 +40,8 @@ class FakeVendorProvider : public detail::CandidateProvider {
     return prepared;
   }
   std::vector<std::string> names{"fakevendor_a1", "fakevendor_a2"};
+  bool present = true;  // available(): false stands for a vendor library missing here
+  int availability_asked = 0;
   int listed = 0;
   std::string unavailable;
   FakePrepared prepared;

@@ -23,6 +23,7 @@ inline void expect_same_entry(const cache::StoredEntry& a, const cache::StoredEn
   EXPECT_EQ(std::tie(a.M, a.N, a.K), std::tie(b.M, b.N, b.K));
   EXPECT_EQ(a.problem_class, b.problem_class);
   EXPECT_EQ(a.precision, b.precision);
+  EXPECT_EQ(a.candidate_set, b.candidate_set);
   EXPECT_EQ(a.winner, b.winner);
   EXPECT_EQ(a.median_ms, b.median_ms);
   EXPECT_EQ(a.tflops, b.tflops);

@@ -35,8 +35,9 @@ class PathStore : public dispatch::ResultStore {
  public:
   PathStore(Disk& disk, const Context& context) : disk_(disk), context_(context) {}
   std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
-                                  const std::string& problem_class, bool with_candidates) override {
-    return file().find(device_key, p, problem_class, with_candidates);
+                                  const std::string& problem_class, cache::CandidateSet set,
+                                  bool with_candidates) override {
+    return file().find(device_key, p, problem_class, set, with_candidates);
   }
   std::vector<StoredEntry> list(const std::string& device_key) override {
     return file().list(device_key);

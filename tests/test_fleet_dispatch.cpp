@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "dispatch_fakes.hpp"
+#include "fake_vendor_provider.hpp"
 #include "redis_connection.hpp"
 #include "redis_remote_store.hpp"
 #include "redis_server.hpp"
@@ -33,9 +34,10 @@ class MemoryRemote : public RemoteStore {
  public:
   explicit MemoryRemote(Fleet& fleet) : fleet_(fleet) {}
   std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
-                                         const std::string& c) override {
+                                         const std::string& c, cache::CandidateSet set) override {
     std::lock_guard<std::mutex> lock(fleet_.mutex);
-    const auto it = fleet_.results.find(cache::RedisStore::result_key(device_key, p.M, p.N, p.K, c, p.precision));
+    const auto it = fleet_.results.find(
+        cache::RedisStore::result_key(device_key, p.M, p.N, p.K, c, p.precision, set));
     if (fleet_.down || it == fleet_.results.end()) return std::nullopt;
     return it->second;
   }
@@ -92,6 +94,28 @@ TEST(FleetDispatch, AResultTunedAnywhereServesEveryOtherProcessAndIsCopiedLocall
   EXPECT_EQ(b.local->entries.size(), 1u);
   // The next lookup is the local cache's: the copy is an imported result.
   EXPECT_EQ(b.autotune(kShape, kUrl).source, ResultSource::imported);
+}
+
+// The fleet keeps a result of own kernels only under a key of its own: it serves the nodes of own
+// kernels only, never a node that allows vendor candidates, which tunes the shape with them and
+// publishes that beside it.
+TEST(FleetDispatch, AnOwnOnlyResultServesOnlyNodesOfOwnKernels) {
+  detail::register_candidate_provider(std::make_unique<testing::FakeVendorProvider>());
+  struct Unregister {
+    ~Unregister() { detail::unregister_candidate_provider("fakevendor"); }
+  } unregister;
+  Problem own = kShape;
+  own.vendor = false;
+  Fleet fleet;
+  FleetProcess a("node-a", opener(fleet)), b("node-b", opener(fleet)), c("node-c", opener(fleet));
+  EXPECT_EQ(a.autotune(own, kUrl).source, ResultSource::tuned);
+  ASSERT_EQ(fleet.results.size(), 1u);
+  EXPECT_EQ(fleet.results.begin()->second.candidate_set, cache::CandidateSet::own_only);
+  EXPECT_EQ(b.autotune(kShape, kUrl).source, ResultSource::tuned);
+  EXPECT_EQ(fleet.results.size(), 2u);  // beside it
+  EXPECT_EQ(c.autotune(own, kUrl).source, ResultSource::remote);
+  EXPECT_EQ(c.local->entries.begin()->second.candidate_set, cache::CandidateSet::own_only);
+  EXPECT_EQ(c.tuner->tunings, 0);
 }
 
 TEST(FleetDispatch, AStaleFleetResultIsNotServedAndIsReplacedByANewTuning) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dispatch_fakes.hpp"
+#include "provenance.hpp"
 #include "redis_connection.hpp"
 #include "redis_remote_store.hpp"
 #include "redis_server.hpp"
@@ -43,6 +44,7 @@ auto redis_opener(RemoteTimes times = quick_retry()) {
 std::optional<cache::StoredEntry> in_redis(const RedisServer& server, const Problem& p) {
   cache::RedisStore store(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500));
   return store.find(fake_device().model_key(), p.M, p.N, p.K, class_of(p), p.precision,
+                    candidate_set_of(p),
                     [](const std::string&, std::int64_t) { return std::string(); });
 }
 
@@ -90,7 +92,8 @@ TEST(FleetRedis, AHostileValueIsRefusedAndNeverReachesTheLocalCache) {
   RedisServer server;
   const Problem p = Problem::dense(256, 256, 256, 4);
   const std::string key = cache::RedisStore::result_key(fake_device().model_key(), p.M, p.N, p.K,
-                                                        class_of(p), p.precision);
+                                                        class_of(p), p.precision,
+                                                        candidate_set_of(p));
   for (const std::string& value :
        {std::string("{\"winner\":\"naive\""), std::string(1000000, '{'),
         std::string("{\"device_key\":\"x\"}")}) {

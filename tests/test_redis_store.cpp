@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "fake_vendor_provider.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "redis_store.hpp"
@@ -29,7 +30,7 @@ StoredEntry entry(std::int64_t m, const std::string& winner = "tiled_t32_p0") {
 }
 
 std::optional<StoredEntry> find(RedisStore& store, const StoredEntry& e) {
-  return store.find(e.device_key, e.M, e.N, e.K, e.problem_class, e.precision,
+  return store.find(e.device_key, e.M, e.N, e.K, e.problem_class, e.precision, e.candidate_set,
                     detail::why_not_a_known_name);
 }
 
@@ -73,6 +74,53 @@ TEST(RedisStore, OneKeyPerShapeClassPrecisionAndDeviceModel) {
   EXPECT_NE(RedisStore::result_key(entry(64)), RedisStore::result_key(entry(65)));
   EXPECT_EQ(RedisStore::result_key(entry(64)),
             "tilemm:result:" + std::string(kH200) + "|a4-dense|highest|64x128x3");
+  // A result of own kernels only has a key of its own; one chosen with vendor candidates keeps
+  // the key every result had before candidate sets.
+  StoredEntry own = entry(64);
+  own.candidate_set = CandidateSet::own_only;
+  EXPECT_EQ(RedisStore::result_key(own),
+            "tilemm:result:" + std::string(kH200) + "|a4-dense|highest|64x128x3|own_only");
+}
+
+// Both candidate sets of a shape live side by side, each read back with its set.
+TEST(RedisStore, EachCandidateSetOfAShapeIsItsOwnValue) {
+  SKIP_WITHOUT_REDIS();
+  RedisServer server;
+  RedisStore store(parse_redis_url(server.url()), kTimeout);
+  StoredEntry own = entry(64, "naive");
+  own.candidate_set = CandidateSet::own_only;
+  store.put_all({entry(64), own});
+  const auto with_vendor = find(store, entry(64));
+  const auto own_only = find(store, own);
+  ASSERT_TRUE(with_vendor && own_only);
+  testing::expect_same_entry(*with_vendor, entry(64), testing::CandidateOrder::same);
+  testing::expect_same_entry(*own_only, own, testing::CandidateOrder::same);
+}
+
+// A value a build before candidate sets published has none: it reads with the set its names
+// show, under the key of that set only.
+TEST(RedisStore, AValueWithoutACandidateSetReadsWithTheSetItsNamesShow) {
+  SKIP_WITHOUT_REDIS();
+  detail::register_candidate_provider(std::make_unique<testing::FakeVendorProvider>());
+  struct Unregister {
+    ~Unregister() { detail::unregister_candidate_provider("fakevendor"); }
+  } unregister;
+  RedisServer server;
+  RedisStore store(parse_redis_url(server.url()), kTimeout);
+  const auto old_value = [](StoredEntry e) {
+    auto j = entry_to_json(e);
+    j.erase("candidate_set");
+    return j.dump();
+  };
+  StoredEntry timed_with_vendor = entry(64);
+  timed_with_vendor.candidates[1].variant = "fakevendor_a1";
+  set_raw(server, RedisStore::result_key(timed_with_vendor), old_value(timed_with_vendor));
+  const auto read = find(store, timed_with_vendor);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->candidate_set, CandidateSet::with_vendor);
+  // No vendor name: chosen among own kernels only, so not the value of the with-vendor key.
+  set_raw(server, RedisStore::result_key(entry(128)), old_value(entry(128)));
+  EXPECT_THROW(find(store, entry(128)), InvalidArgument);
 }
 
 TEST(RedisStore, PublishedEntriesComeBackFieldForField) {
@@ -115,6 +163,16 @@ TEST(RedisStore, HostileOrCorruptValuesAreRefusedWithTheImportsOwnValidation) {
          auto j = entry_to_json(entry(64));
          j.erase("precision");
          return j.dump();
+       }()},
+      {"an unknown candidate set", [] {
+         auto j = entry_to_json(entry(64));
+         j["candidate_set"] = "everything";
+         return j.dump();
+       }()},
+      {"an own-only entry under the key of vendor candidates", [] {
+         StoredEntry own = entry(64);
+         own.candidate_set = CandidateSet::own_only;
+         return entry_to_json(own).dump();
        }()},
   };
   for (const auto& [what, value] : values) {

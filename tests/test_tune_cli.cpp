@@ -167,6 +167,35 @@ TEST(TuneCliCache, ListShowsEachEntrysPrecision) {
   EXPECT_EQ(rows_highest, 1u) << r.out;
 }
 
+// A result chosen among own kernels only is a row of its own, marked "own only"; one chosen with
+// vendor candidates, the usual case, is not marked.
+TEST(TuneCliCache, ListMarksAResultOfOwnKernelsOnly) {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  cache::StoredEntry with_vendor = sample(512), own = sample(512);
+  own.candidate_set = cache::CandidateSet::own_only;
+  own.winner = "naive";  // the sample's two candidates, with the other one winning
+  own.candidates[0].variant = "naive";
+  own.candidates[1].variant = with_vendor.winner;
+  {
+    cache::TuningStore store(db);
+    store.put_all({with_vendor, own});
+  }
+  const TuneCliRun r = run_tune({"--cache", db, "--list", "--device-key", own.device_key});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto text = split_lines(r.out);
+  ASSERT_GE(text.size(), 3u) << r.out;
+  EXPECT_NE(text[0].find("candidates"), std::string::npos) << r.out;
+  std::size_t own_rows = 0, vendor_rows = 0;
+  for (const auto& line : text) {
+    const bool marked = line.find("own only") != std::string::npos;
+    if (line.find(" " + own.winner + " ") != std::string::npos && marked) ++own_rows;
+    if (line.find(" " + with_vendor.winner + " ") != std::string::npos && !marked) ++vendor_rows;
+  }
+  EXPECT_EQ(own_rows, 1u) << r.out;
+  EXPECT_EQ(vendor_rows, 1u) << r.out;
+}
+
 TEST(TuneCliParsing, HelpNamesThePrecisionModes) {
   const TuneCliRun r = run_tune({"--help"});
   ASSERT_EQ(r.code, 0);
@@ -655,7 +684,8 @@ TEST(TuneCliCache, ImportMemoryDoesNotGrowWithTheFile) {
       one["m"] = i + 1;
       out << one.dump(2) << (i + 1 < count ? ",\n" : "\n");
     }
-    out << "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
+    out << "], \"format\": \"tilemm-tuning\", \"format_version\": " << cache::kJsonFormatVersion
+        << "}\n";
   };
   const std::string file = dir.file("large.json"), warm_up = dir.file("small.json");
   constexpr int kEntries = 20000;

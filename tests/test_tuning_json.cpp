@@ -11,8 +11,9 @@
 
 #include <algorithm>
 
-#include "row_split.hpp"
+#include "fake_vendor_provider.hpp"
 #include "kernel_sources.hpp"
+#include "row_split.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
 #include "sample_entry.hpp"
@@ -74,7 +75,7 @@ TEST(TuningJson, PrecisionIsPartOfEachEntryAndOfItsKey) {
   const std::vector<StoredEntry> entries = {entry(kH200, 512), high, medium};
   const std::string text = entries_to_json(entries);
   const json doc = json::parse(text);
-  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["format_version"], kJsonFormatVersion);
   EXPECT_EQ(doc["entries"][1]["precision"], "high");
   const auto back = entries_from_json(text, detail::why_not_a_known_name);
   ASSERT_EQ(back.size(), 3u);
@@ -87,11 +88,54 @@ TEST(TuningJson, PrecisionIsPartOfEachEntryAndOfItsKey) {
 TEST(TuningJson, AFormatOneDocumentReadsAsPrecisionHighest) {
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
   doc["format_version"] = 1;
-  for (auto& e : doc["entries"]) e.erase("precision");
+  for (auto& e : doc["entries"]) {
+    e.erase("precision");
+    e.erase("candidate_set");
+  }
   const auto back = entries_from_json(doc.dump(), detail::why_not_a_known_name);
   ASSERT_EQ(back.size(), 2u);
   for (const auto& e : back) EXPECT_EQ(e.precision, Precision::highest);
-  testing::expect_same_entry(back[1], entry(kH200, 1024), testing::CandidateOrder::same);
+  StoredEntry own_kernels = entry(kH200, 1024);  // no vendor candidate among its names
+  own_kernels.candidate_set = CandidateSet::own_only;
+  testing::expect_same_entry(back[1], own_kernels, testing::CandidateOrder::same);
+}
+
+// Format 3 names the candidate set of each entry; entries that differ only in it are distinct
+// keys, and both come back with their sets.
+TEST(TuningJson, TheCandidateSetIsPartOfEachEntryAndOfItsKey) {
+  StoredEntry own = entry(kH200, 512, "naive");
+  own.candidates[1].variant = "tiled_t32_p0";
+  own.candidate_set = CandidateSet::own_only;
+  const std::vector<StoredEntry> entries = {entry(kH200, 512), own};
+  const std::string text = entries_to_json(entries);
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["entries"][0]["candidate_set"], "with_vendor");
+  EXPECT_EQ(doc["entries"][1]["candidate_set"], "own_only");
+  const auto back = entries_from_json(text, detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 2u);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    testing::expect_same_entry(back[i], entries[i], testing::CandidateOrder::same);
+}
+
+// A file exported before candidate sets (format 2) still imports: an entry whose winner or a
+// candidate is a vendor's was tuned with vendor candidates, any other with own kernels only, so
+// that it is never served where vendor candidates would have been timed.
+TEST(TuningJson, AFormatTwoEntryReadsWithTheSetItsNamesShow) {
+  detail::register_candidate_provider(std::make_unique<testing::FakeVendorProvider>());
+  struct Unregister {
+    ~Unregister() { detail::unregister_candidate_provider("fakevendor"); }
+  } unregister;
+  StoredEntry timed_with_vendor = entry(kH200, 512);
+  timed_with_vendor.candidates[1].variant = "fakevendor_a1";
+  StoredEntry vendor_winner = entry(kH200, 1024, "fakevendor_a2");
+  json doc = json::parse(entries_to_json({timed_with_vendor, vendor_winner, entry(kH200, 2048)}));
+  doc["format_version"] = 2;
+  for (auto& e : doc["entries"]) e.erase("candidate_set");
+  const auto back = entries_from_json(doc.dump(), detail::why_not_a_known_name);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[0].candidate_set, CandidateSet::with_vendor);
+  EXPECT_EQ(back[1].candidate_set, CandidateSet::with_vendor);
+  EXPECT_EQ(back[2].candidate_set, CandidateSet::own_only);
 }
 
 // A row-split plan (src/core/row_split.hpp) is a winner and a candidate like a variant.
@@ -137,11 +181,15 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
   const std::vector<Malformed> cases = {
       {"format", [](json& d) { d["format"] = "other-tool"; }, "format"},
       {"format missing", [](json& d) { d.erase("format"); }, "format"},
-      {"newer version", [](json& d) { d["format_version"] = 3; }, "format_version"},
+      {"newer version", [](json& d) { d["format_version"] = kJsonFormatVersion + 1; }, "format_version"},
       {"precision unknown", [](json& d) { d["entries"][1]["precision"] = "low"; }, "entries[1].precision"},
       {"precision not text", [](json& d) { d["entries"][0]["precision"] = 3; }, "entries[0].precision"},
       {"precision missing", [](json& d) { d["entries"][1].erase("precision"); }, "entries[1].precision"},
       {"precision in version 1", [](json& d) { d["format_version"] = 1; }, "entries[0].precision"},
+      {"candidate set unknown", [](json& d) { d["entries"][1]["candidate_set"] = "all"; }, "entries[1].candidate_set"},
+      {"candidate set not text", [](json& d) { d["entries"][0]["candidate_set"] = true; }, "entries[0].candidate_set"},
+      {"candidate set missing", [](json& d) { d["entries"][1].erase("candidate_set"); }, "entries[1].candidate_set"},
+      {"candidate set in version 2", [](json& d) { d["format_version"] = 2; }, "entries[0].candidate_set"},
       {"version as text", [](json& d) { d["format_version"] = "1"; }, "format_version"},
       {"entries missing", [](json& d) { d.erase("entries"); }, "entries"},
       {"entries not array", [](json& d) { d["entries"] = json::object(); }, "entries"},
@@ -228,7 +276,7 @@ TEST(TuningJson, ErrorsKeepTheirOrderWhereverTheFormatFieldsAre) {
   const std::string bad_entry = R"({"entries": [{"m": 1}], )";
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1})"), "entries[0].device_key");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "other", "format_version": 1})"), "format");
-  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 3})"), "format_version");
+  EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 4})"), "format_version");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning", "format_version": 1)"), "document");
   EXPECT_EQ(rejected_field(bad_entry + R"("format": "tilemm-tuning"})"), "format_version");
   EXPECT_EQ(rejected_field(R"({"format": "tilemm-tuning", "format_version": 1, "entries": 7})"), "entries");
@@ -259,7 +307,7 @@ class GeneratedDocument : public std::streambuf {
     } else if (next_ <= entries_) {
       chunk_ = entry_text_(next_ - 1) + (next_ < entries_ ? ",\n" : "\n");
     } else {
-      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 2}\n";
+      chunk_ = "], \"format\": \"tilemm-tuning\", \"format_version\": 3}\n";
     }
     ++next_;
     bytes_ += chunk_.size();
@@ -299,7 +347,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
   // The same text in one piece gives the same entries.
   std::string whole = "{\"entries\": [";
   for (std::size_t i = 0; i < 3; ++i) whole += (i ? "," : "") + text_of(i);
-  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 2}";
+  whole += "], \"format\": \"tilemm-tuning\", \"format_version\": 3}";
   std::istringstream piece(whole);
   std::vector<StoredEntry> streamed;
   read_entries_json(piece, detail::why_not_a_known_name, [&](StoredEntry&& e) { streamed.push_back(std::move(e)); });
@@ -315,7 +363,7 @@ TEST(TuningJson, TheStreamingReaderHandsOnEachEntryBeforeReadingTheNext) {
 TEST(TuningJson, TheStreamingReaderThrowsAfterHandingOnEntriesOfABadDocument) {
   std::size_t seen = 0;
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
-  doc["format_version"] = 3;
+  doc["format_version"] = kJsonFormatVersion + 1;
   std::istringstream in(doc.dump());  // "entries" comes before "format_version"
   try {
     read_entries_json(in, detail::why_not_a_known_name, [&](StoredEntry&&) { ++seen; });

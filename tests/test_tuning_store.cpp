@@ -173,7 +173,10 @@ TEST(TuningStore, MigratesASchemaOneFileAndKeepsItsRows) {
   }
   TuningStore store(path);
   EXPECT_EQ(store.schema_version(), TuningStore::kSchemaVersion);
-  const auto e = store.find("dev", 64, 64, 64, "a4-dense", true);
+  // No vendor candidate among its names: it was chosen among own kernels only.
+  EXPECT_FALSE(store.find("dev", 64, 64, 64, "a4-dense").has_value());
+  const auto e =
+      store.find("dev", 64, 64, 64, "a4-dense", Precision::highest, CandidateSet::own_only, true);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->winner, "naive");
   EXPECT_EQ(e->source, "tuned");  // the default for rows from before provenance was recorded
@@ -214,8 +217,9 @@ TEST(TuningStore, MigratesASchemaThreeFileItsRowsBecomeHighest) {
       PRAGMA user_version = 3;)sql");
   }
   TuningStore store(path);
-  EXPECT_EQ(store.schema_version(), 4);
-  const auto e = store.find("dev", 64, 64, 64, "a4-dense", Precision::highest, true);
+  EXPECT_EQ(store.schema_version(), TuningStore::kSchemaVersion);
+  const CandidateSet own = CandidateSet::own_only;  // no vendor candidate among its names
+  const auto e = store.find("dev", 64, 64, 64, "a4-dense", Precision::highest, own, true);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->precision, Precision::highest);
   EXPECT_EQ(e->winner, "naive");
@@ -224,7 +228,7 @@ TEST(TuningStore, MigratesASchemaThreeFileItsRowsBecomeHighest) {
   EXPECT_EQ(e->candidates[0].stats.samples, 20);
   EXPECT_EQ(e->candidates[0].stats.spread, 0.05);
   EXPECT_EQ(e->candidates[0].compile_ms, 12.5);
-  EXPECT_FALSE(store.find("dev", 64, 64, 64, "a4-dense", Precision::high).has_value());
+  EXPECT_FALSE(store.find("dev", 64, 64, 64, "a4-dense", Precision::high, own).has_value());
   EXPECT_TRUE(store.find_cubin("sm_90", 12080, "abc", "naive").has_value());
 
   StoredEntry high = *e;
@@ -234,11 +238,11 @@ TEST(TuningStore, MigratesASchemaThreeFileItsRowsBecomeHighest) {
   store.put(high);
   const auto both = store.list("dev");
   ASSERT_EQ(both.size(), 2u);
-  const auto found_high = store.find("dev", 64, 64, 64, "a4-dense", Precision::high, true);
+  const auto found_high = store.find("dev", 64, 64, 64, "a4-dense", Precision::high, own, true);
   ASSERT_TRUE(found_high.has_value());
   testing::expect_same_entry(*found_high, high, testing::CandidateOrder::by_variant);
   // The highest entry and its candidate are untouched by the put of another precision.
-  const auto still = store.find("dev", 64, 64, 64, "a4-dense", true);
+  const auto still = store.find("dev", 64, 64, 64, "a4-dense", Precision::highest, own, true);
   ASSERT_TRUE(still.has_value());
   EXPECT_EQ(still->winner, "naive");
   ASSERT_EQ(still->candidates.size(), 1u);
@@ -254,11 +258,93 @@ TEST(TuningStore, EachPrecisionOfAShapeIsItsOwnEntry) {
   store.put(sample_entry());
   store.put(medium);
   const auto a = store.find(medium.device_key, 512, 256, 1024, "a4-dense", true);
-  const auto b = store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::medium, true);
+  const auto b = store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::medium,
+                            CandidateSet::with_vendor, true);
   ASSERT_TRUE(a && b);
   testing::expect_same_entry(*a, sample_entry(), testing::CandidateOrder::by_variant);
   testing::expect_same_entry(*b, medium, testing::CandidateOrder::by_variant);
-  EXPECT_FALSE(store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::high));
+  EXPECT_FALSE(store.find(medium.device_key, 512, 256, 1024, "a4-dense", Precision::high,
+                          CandidateSet::with_vendor));
+}
+
+// A tuning of own kernels only is stored beside the result chosen with vendor candidates of the
+// same shape, class and precision, and neither replaces the other or its candidates.
+TEST(TuningStore, EachCandidateSetOfAShapeIsItsOwnEntry) {
+  TuningStore store(":memory:");
+  StoredEntry own = sample_entry();
+  own.candidate_set = CandidateSet::own_only;
+  own.winner = "tiled_t8_p1";
+  own.candidates[1].status = CandidateStatus::ok;
+  own.candidates[1].stats = {0.1, 0.09, 0.01, 30};
+  store.put(sample_entry());
+  store.put(own);
+  const auto with_vendor = store.find(own.device_key, 512, 256, 1024, "a4-dense",
+                                      Precision::highest, CandidateSet::with_vendor, true);
+  const auto own_only = store.find(own.device_key, 512, 256, 1024, "a4-dense",
+                                   Precision::highest, CandidateSet::own_only, true);
+  ASSERT_TRUE(with_vendor && own_only);
+  testing::expect_same_entry(*with_vendor, sample_entry(), testing::CandidateOrder::by_variant);
+  testing::expect_same_entry(*own_only, own, testing::CandidateOrder::by_variant);
+  EXPECT_EQ(store.list().size(), 2u);
+}
+
+// A file as schema 4 wrote it (before candidate sets): a row whose winner or a candidate is a
+// vendor's (cuBLASLt) was tuned with vendor candidates; any other with own kernels only.
+TEST(TuningStore, MigratesASchemaFourFileByTheNamesOfItsRows) {
+  testing::TempDir dir;
+  const std::string path = dir.file("v4.db");
+  {
+    Database db(path);
+    db.exec(R"sql(
+      CREATE TABLE results (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, precision TEXT NOT NULL DEFAULT 'highest',
+        winner TEXT NOT NULL, median_ms REAL NOT NULL, tflops REAL NOT NULL, margin REAL NOT NULL,
+        tuned_at TEXT NOT NULL, tilemm_version TEXT NOT NULL, template_hash TEXT NOT NULL,
+        nvrtc_version INTEGER NOT NULL, driver_version INTEGER NOT NULL, arch TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT 'tuned',
+        PRIMARY KEY (device_key, m, n, k, problem_class, precision));
+      CREATE TABLE candidates (device_key TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+        k INTEGER NOT NULL, problem_class TEXT NOT NULL, precision TEXT NOT NULL DEFAULT 'highest',
+        variant TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
+        median_ms REAL NOT NULL, min_ms REAL NOT NULL, samples INTEGER NOT NULL,
+        spread REAL NOT NULL DEFAULT 0, compile_ms REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (device_key, m, n, k, problem_class, precision, variant));
+      CREATE TABLE cubins (arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+        template_hash TEXT NOT NULL, variant TEXT NOT NULL, image BLOB NOT NULL,
+        PRIMARY KEY (arch, nvrtc_version, template_hash, variant));
+      CREATE TABLE leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
+      INSERT INTO results VALUES ('dev', 64, 64, 64, 'a4-dense', 'highest', 'naive', 0.5, 0.001,
+        0.1, '2026-01-01T00:00:00Z', '0.0.1', 'abc', 12080, 12080, 'sm_90', 'tuned');
+      INSERT INTO candidates VALUES ('dev', 64, 64, 64, 'a4-dense', 'highest', 'naive', 'ok', '',
+        0.5, 0.4, 20, 0, 0);
+      INSERT INTO results VALUES ('dev', 96, 64, 64, 'a4-dense', 'highest', 'naive', 0.5, 0.001,
+        0.1, '2026-01-01T00:00:00Z', '0.0.1', 'abc', 12080, 12080, 'sm_90', 'tuned');
+      INSERT INTO candidates VALUES ('dev', 96, 64, 64, 'a4-dense', 'highest', 'naive', 'ok', '',
+        0.5, 0.4, 20, 0, 0);
+      INSERT INTO candidates VALUES ('dev', 96, 64, 64, 'a4-dense', 'highest', 'cublaslt_x',
+        'ok', '', 0.7, 0.6, 20, 0, 0);
+      INSERT INTO results VALUES ('dev', 128, 64, 64, 'a4-dense', 'medium', 'cublaslt_y', 0.5,
+        0.001, 0.1, '2026-01-01T00:00:00Z', '0.0.1', 'abc', 12080, 12080, 'sm_90', 'imported');
+      PRAGMA user_version = 4;)sql");
+  }
+  TuningStore store(path);
+  EXPECT_EQ(store.schema_version(), TuningStore::kSchemaVersion);
+  const auto own = store.find("dev", 64, 64, 64, "a4-dense", Precision::highest,
+                              CandidateSet::own_only, true);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_EQ(own->candidates.size(), 1u);
+  EXPECT_FALSE(store.find("dev", 64, 64, 64, "a4-dense").has_value());
+  const auto timed_with_vendor = store.find("dev", 96, 64, 64, "a4-dense", true);
+  ASSERT_TRUE(timed_with_vendor.has_value());
+  EXPECT_EQ(timed_with_vendor->winner, "naive");
+  EXPECT_EQ(timed_with_vendor->candidates.size(), 2u);  // its candidates moved with it
+  EXPECT_FALSE(store.find("dev", 96, 64, 64, "a4-dense", Precision::highest,
+                          CandidateSet::own_only).has_value());
+  const auto vendor_winner = store.find("dev", 128, 64, 64, "a4-dense", Precision::medium,
+                                        CandidateSet::with_vendor);
+  ASSERT_TRUE(vendor_winner.has_value());
+  EXPECT_EQ(vendor_winner->source, "imported");
+  EXPECT_EQ(store.list().size(), 3u);
 }
 
 TEST(TuningStore, NewerSchemaIsRefusedAndLeftUntouched) {

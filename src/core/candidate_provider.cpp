@@ -58,6 +58,12 @@ bool is_vendor_candidate(const std::string& name) {
   return provider != nullptr && provider->vendor();
 }
 
+bool vendor_candidates_available() {
+  for (CandidateProvider* p : candidate_providers())
+    if (p->vendor() && p->available()) return true;
+  return false;
+}
+
 void register_candidate_provider(std::unique_ptr<CandidateProvider> provider) {
   const std::string prefix = provider->prefix();
   const auto names = family_names();

@@ -40,6 +40,10 @@ class CandidateProvider {
   // A vendor library's kernels (cuBLASLt): excluded where a problem asks for own kernels only
   // (Problem::vendor, Options::vendor, TILEMM_VENDOR=off).
   virtual bool vendor() const = 0;
+  // Whether its candidates can be listed and run in this process (its library loaded); the same
+  // answer for the life of the process. A tuning whose vendor providers are all unavailable
+  // chose among own kernels only, and its result is stored as such (cache/candidate_set.hpp).
+  virtual bool available() = 0;
   // Why `name` is not the canonical name of one of its candidates (parse(name(x)) == x); empty
   // when it is. Cheap and the same on every machine: no library is loaded for it.
   virtual std::string why_not_a_name(const std::string& name) const = 0;
@@ -64,6 +68,9 @@ std::vector<CandidateProvider*> candidate_providers(const Problem& problem);
 CandidateProvider* provider_of(const std::string& name);
 // Whether `name` is a candidate of a vendor provider (provider_of(name)->vendor()).
 bool is_vendor_candidate(const std::string& name);
+// Whether a vendor provider is available in this process (CandidateProvider::available), so that
+// a problem allowing vendor candidates is tuned with them.
+bool vendor_candidates_available();
 // Adds a provider (a test's fake, a kernel registered from Python). Call before tilemm tunes or
 // dispatches. Throws tilemm::Error (internal) when its prefix is taken by a provider or a family.
 void register_candidate_provider(std::unique_ptr<CandidateProvider> provider);

@@ -132,6 +132,7 @@ class CublasLtProvider : public CandidateProvider {
  public:
   std::string prefix() const override { return kCublasLtPrefix; }
   bool vendor() const override { return true; }
+  bool available() override { return cublaslt() != nullptr; }
 
   std::string why_not_a_name(const std::string& name) const override {
     std::string why;

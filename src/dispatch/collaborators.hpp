@@ -29,9 +29,10 @@ namespace tilemm::dispatch {
 class ResultStore {
  public:
   virtual ~ResultStore() = default;
+  // The entry of p's key chosen from `set` (provenance.hpp says which sets serve p).
   virtual std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
                                                  const std::string& problem_class,
-                                                 bool with_candidates) = 0;
+                                                 cache::CandidateSet set, bool with_candidates) = 0;
   virtual std::vector<cache::StoredEntry> list(const std::string& device_key) = 0;
   // All or nothing.
   virtual void put_all(const std::vector<cache::StoredEntry>& entries) = 0;

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "candidate_provider.hpp"
 #include "fallback_policy.hpp"
 #include "log.hpp"
 #include "provenance.hpp"
@@ -183,10 +182,8 @@ std::optional<Dispatcher::Found> Dispatcher::ask(Source source, const DeviceInfo
       const auto entry = results_.fresh_entry(device, problem, call.wants_result);
       if (!entry) return std::nullopt;
       if (const std::string unusable = why_unusable(entry->winner, device, problem); !unusable.empty()) {
-        // The caller's own choice (vendor candidates off) is no problem with the cache.
-        const bool chosen = detail::is_vendor_candidate(entry->winner) && !problem.vendor;
-        log(chosen ? LogLevel::info : LogLevel::warn, "cached winner " + entry->winner + " for " +
-                                                          describe(problem) + " is ignored: " + unusable);
+        log(LogLevel::warn, "cached winner " + entry->winner + " for " + describe(problem) +
+                                " is ignored: " + unusable);
         return std::nullopt;
       }
       log(LogLevel::info, "shape " + describe(problem) + " served from the cache (" +

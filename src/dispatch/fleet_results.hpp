@@ -27,7 +27,8 @@ class FleetResults {
   // The store `url` names, opened on first use; null for "" (none). A URL that cannot be used
   // throws InvalidArgument on every lookup that names it: a caller's mistake.
   RemoteStore* remote_for(const std::string& url);
-  // A fresh entry of the fleet's store whose winner can serve `problem` here, copied into the
+  // A fresh entry of the fleet's store, of a candidate set that serves `problem` (asked for in
+  // the order of sets_serving, provenance.hpp), whose winner can serve it here, copied into the
   // local cache (its source "imported": another machine's measurement); nullopt for none.
   std::optional<cache::StoredEntry> usable_entry(const DeviceInfo& device, const Problem& problem,
                                                  const Options& options);

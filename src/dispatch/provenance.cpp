@@ -62,6 +62,25 @@ bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& runni
   return !cache::is_stale(entry, running);
 }
 
+cache::CandidateSet candidate_set_of(const Problem& problem) {
+  return problem.vendor && detail::vendor_candidates_available() ? cache::CandidateSet::with_vendor
+                                                                 : cache::CandidateSet::own_only;
+}
+
+// Whether a vendor provider is available is asked last: it may load the vendor's library, which
+// a process served an own winner from its cache must not wait for.
+bool set_serves(const cache::StoredEntry& entry, const Problem& problem) {
+  if (entry.candidate_set == cache::CandidateSet::with_vendor)
+    return !detail::is_vendor_candidate(entry.winner) ||
+           candidate_set_of(problem) == cache::CandidateSet::with_vendor;
+  return candidate_set_of(problem) == cache::CandidateSet::own_only;
+}
+
+std::vector<cache::CandidateSet> sets_serving(const Problem& problem) {
+  if (problem.vendor) return {cache::CandidateSet::with_vendor, cache::CandidateSet::own_only};
+  return {cache::CandidateSet::own_only, cache::CandidateSet::with_vendor};
+}
+
 std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem) {
   if (const auto rows = detail::parse_row_split(winner))
     return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";

@@ -7,12 +7,14 @@
 // result is a good guess, not a measurement here. The results hash is per problem: a family that
 // cannot run a problem, added or changed, leaves that problem's entries fresh. Which device an
 // entry serves: a cache entry its device model (the store is keyed by it); a preloaded entry its
-// model, else any model of the same architecture (cache::preloaded_applies). And a fresh entry
+// model, else any model of the same architecture (cache::preloaded_applies). Which candidate
+// set's entries serve a caller: set_serves, asked in the order of sets_serving. And a fresh entry
 // serves only if its winner is usable here (why_unusable). The dispatcher, the preloaded lookup,
 // the fleet's store and tilemm-tune --list all ask these functions.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tilemm/device.hpp"
 #include "tilemm/variant.hpp"
@@ -53,6 +55,28 @@ cache::BuildVersions running_versions_here(const cache::StoredEntry& entry);
 
 // Whether `entry` may serve this build: !cache::is_stale(entry, running).
 bool is_fresh(const cache::StoredEntry& entry, const cache::BuildVersions& running);
+
+// The candidates a tuning of `problem` chooses from in this process, so the set its result is
+// stored under and the set its caller asks for: with vendor candidates where the problem allows
+// them (Problem::vendor) and a vendor provider is available here
+// (detail::vendor_candidates_available), else own kernels only. Cost: a walk over the few
+// registered providers.
+cache::CandidateSet candidate_set_of(const Problem& problem);
+
+// Whether `entry` may serve a caller of `problem` by the candidates it was chosen from: a caller
+// with vendor candidates only by a result chosen with them (one of own kernels only may have
+// missed a faster vendor candidate); a caller of own kernels only by a result of own kernels
+// only, or by one chosen with vendor candidates whose winner is an own kernel (that tuning timed
+// every own candidate too). The one rule of candidate sets; the stores answer per set. Cost: a
+// name split; candidate_set_of only where the answer depends on it (an own-only entry for a
+// caller allowing vendor candidates, a vendor winner), so that a process served an own winner
+// never loads the vendor's library for it.
+bool set_serves(const cache::StoredEntry& entry, const Problem& problem);
+
+// The sets whose entries may serve a caller of `problem`, in the order a lookup asks the stores
+// for them: the set of Problem::vendor first, then the other; each answer is held to
+// set_serves. Asks no provider.
+std::vector<cache::CandidateSet> sets_serving(const Problem& problem);
 
 // Why a winner's name cannot serve `problem` on `device`, empty when it can: a row-split plan
 // must split the rows in two, a provider's candidate (candidate_provider.hpp) must be allowed

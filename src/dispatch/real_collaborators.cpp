@@ -28,9 +28,10 @@ class CacheResultStore : public ResultStore {
   explicit CacheResultStore(std::function<std::string()> path) : path_(std::move(path)) {}
 
   std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
-                                         const std::string& problem_class,
+                                         const std::string& problem_class, cache::CandidateSet set,
                                          bool with_candidates) override {
-    return store().find(device_key, p.M, p.N, p.K, problem_class, p.precision, with_candidates);
+    return store().find(device_key, p.M, p.N, p.K, problem_class, p.precision, set,
+                        with_candidates);
   }
   std::vector<cache::StoredEntry> list(const std::string& device_key) override {
     return store().list(device_key);

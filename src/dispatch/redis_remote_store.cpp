@@ -27,13 +27,15 @@ class RedisRemoteStore : public RemoteStore {
       : store_(std::move(url), times.timeout), times_(times), retry_after_(times.first_retry) {}
 
   std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
-                                         const std::string& problem_class) override {
+                                         const std::string& problem_class,
+                                         cache::CandidateSet set) override {
     return guarded(std::optional<cache::StoredEntry>{}, [&]() -> std::optional<cache::StoredEntry> {
       try {
-        return store_.find(device_key, p.M, p.N, p.K, problem_class, p.precision,
+        return store_.find(device_key, p.M, p.N, p.K, problem_class, p.precision, set,
                            detail::why_not_a_known_name);
       } catch (const InvalidArgument& bad) {
-        refuse(cache::RedisStore::result_key(device_key, p.M, p.N, p.K, problem_class, p.precision),
+        refuse(cache::RedisStore::result_key(device_key, p.M, p.N, p.K, problem_class, p.precision,
+                                             set),
                bad);
         return std::nullopt;
       }

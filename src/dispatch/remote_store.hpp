@@ -20,9 +20,11 @@ namespace tilemm::dispatch {
 class RemoteStore {
  public:
   virtual ~RemoteStore() = default;
-  // The entry of this key with its candidates, validated; nullopt when there is none.
+  // The entry of this key and candidate set with its candidates, validated; nullopt when there
+  // is none.
   virtual std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
-                                                 const std::string& problem_class) = 0;
+                                                 const std::string& problem_class,
+                                                 cache::CandidateSet set) = 0;
   virtual void publish(const std::vector<cache::StoredEntry>& entries) = 0;
   // True when `owner` holds the fleet's lease on `key` afterwards, and when the store cannot be
   // reached (then the local lease alone decides who tunes).

@@ -23,14 +23,19 @@ std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& d
   return store_.with(
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
-        auto entry = store.find(device.model_key(), problem, class_of(problem), with_candidates);
-        if (entry && !is_fresh(*entry, running_versions(device, problem))) {
-          log(LogLevel::info, "cached result for " + describe(problem) +
-                                  " is stale (tuned under another driver, NVRTC, timing method or "
-                                  "set of kernels for its shape)");
-          return std::nullopt;
+        for (const cache::CandidateSet set : sets_serving(problem)) {
+          auto entry =
+              store.find(device.model_key(), problem, class_of(problem), set, with_candidates);
+          if (!entry || !set_serves(*entry, problem)) continue;
+          if (!is_fresh(*entry, running_versions(device, problem))) {
+            log(LogLevel::info, "cached result for " + describe(problem) +
+                                    " is stale (tuned under another driver, NVRTC, timing method "
+                                    "or set of kernels for its shape)");
+            continue;
+          }
+          return entry;
         }
-        return entry;
+        return std::nullopt;
       });
 }
 
@@ -47,9 +52,13 @@ std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInf
                                                                  const Problem& problem,
                                                                  bool with_candidates) {
   const auto find_in = [&](const std::vector<cache::StoredEntry>& entries) {
-    return cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M, problem.N,
-                                 problem.K, class_of(problem),
-                                 running_versions(device, problem), problem.precision);
+    for (const cache::CandidateSet set : sets_serving(problem)) {
+      auto found = cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M,
+                                         problem.N, problem.K, class_of(problem),
+                                         running_versions(device, problem), problem.precision, set);
+      if (found && set_serves(*found, problem)) return found;
+    }
+    return std::optional<cache::StoredEntry>{};
   };
   // The headers first: reading the candidate tables parses the whole shipped file, which a miss
   // (most shapes of an application) must not pay for.
@@ -109,6 +118,7 @@ cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
   e.K = problem.K;
   e.problem_class = class_of(problem);
   e.precision = problem.precision;
+  e.candidate_set = candidate_set_of(problem);
   e.winner = outcome.winner;
   e.median_ms = outcome.median_ms;
   e.tflops = detail::tflops(problem, outcome.median_ms);

@@ -25,12 +25,15 @@ class StoredResults {
   // without (Collaborators).
   StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers);
 
-  // The cache's entry of `problem` if it is fresh; a store failure warns and counts as a miss.
+  // The cache's entry of `problem` if it is fresh and of a candidate set that serves it (asked
+  // for in the order of sets_serving, provenance.hpp); a store failure warns and counts as a
+  // miss.
   std::optional<cache::StoredEntry> fresh_entry(const DeviceInfo& device, const Problem& problem,
                                                 bool with_candidates);
   // A fresh entry whose winner can serve `problem` here: what another process's tuning stored.
   std::optional<cache::StoredEntry> usable_entry(const DeviceInfo& device, const Problem& problem);
-  // The preloaded entry of this device model, else architecture, that applies here.
+  // The preloaded entry of this device model, else architecture, that applies here and whose
+  // candidate set serves `problem`.
   std::optional<cache::StoredEntry> preloaded_entry(const DeviceInfo& device,
                                                     const Problem& problem, bool with_candidates);
   // The winner of a fresh, usable result of `problem` (cache, then preloaded), nothing loaded.
@@ -53,7 +56,8 @@ ResultSource source_of(const std::string& stored);
 // A stored entry as autotune() returns it, its candidates ranked like a fresh tuning's.
 AutotuneResult to_result(const cache::StoredEntry& e, const Problem& problem, ResultSource source);
 
-// The stored record of a tuning of `problem` on `device`.
+// The stored record of a tuning of `problem` on `device`, under the candidate set it chose from
+// (candidate_set_of).
 cache::StoredEntry entry_of(const DeviceInfo& device, const Problem& problem,
                             const tuner::TuneOutcome& outcome, const std::string& tuned_at);
 

@@ -34,7 +34,11 @@ std::optional<std::string> TuningCoordinator::known_winner(const DeviceInfo& dev
 }
 
 std::string tuning_lease_key(const DeviceInfo& device, const Problem& problem) {
-  return device.model_key() + "|" + describe(problem);
+  std::string key = device.model_key() + "|" + describe(problem);
+  // A tuning of own kernels only stores another result than one with vendor candidates: neither
+  // waits for the other.
+  if (candidate_set_of(problem) == cache::CandidateSet::own_only) key += "|own kernels only";
+  return key;
 }
 
 std::optional<AutotuneResult> TuningCoordinator::published_result(const DeviceInfo& device,
@@ -167,18 +171,13 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
   for (const auto& part : tuning.parts)
     entries.push_back(entry_of(device, part.problem, part.outcome, tuned_at));
   entries.push_back(entry_of(device, problem, tuning.outcome, tuned_at));
-  if (replaces_a_vendor_winner(device, problem)) {
-    log(LogLevel::info, "the result of " + describe(problem) + " with own kernels only, " +
-                            tuning.outcome.winner + ", is kept for this process and not stored: "
-                            "the cache's result, tuned with vendor candidates, stays for the "
-                            "processes that allow them");
-  } else {
-    store_.with("could not store the tuning result", false, [&](ResultStore& store) {
-      store.put_all(entries);
-      return true;
-    });
-    fleet_.publish(options, entries);  // results only: the CUBINs stay on this machine
-  }
+  // Under the candidate set it chose from: a tuning of own kernels only is stored beside a
+  // result chosen with vendor candidates, never over it (provenance.hpp, set_serves).
+  store_.with("could not store the tuning result", false, [&](ResultStore& store) {
+    store.put_all(entries);
+    return true;
+  });
+  fleet_.publish(options, entries);  // results only: the CUBINs stay on this machine
   for (const auto& part : tuning.parts) {
     // A part is never a plan; a provider's winner has no CUBIN.
     if (!detail::provider_of(part.outcome.winner)) binaries_.save(device, part.outcome.winner_binary);
@@ -192,17 +191,6 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
   AutotuneResult r = to_result(entries.back(), problem, ResultSource::tuned);
   r.tuning_seconds = tuning.outcome.seconds;
   return r;
-}
-
-// A tuning with own kernels only (Problem::vendor false) chose among fewer candidates than the
-// stored result whose winner is a vendor candidate: storing it would make every process that
-// allows vendor candidates run the slower kernel.
-bool TuningCoordinator::replaces_a_vendor_winner(const DeviceInfo& device, const Problem& problem) {
-  if (problem.vendor) return false;
-  Problem with_vendor = problem;
-  with_vendor.vendor = true;
-  const auto stored = results_.fresh_entry(device, with_vendor, false);
-  return stored && detail::is_vendor_candidate(stored->winner);
 }
 
 std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,

@@ -58,9 +58,6 @@ class TuningCoordinator {
   // A part's winner known without tuning (cache, then preloaded), loaded so that the bench finds
   // its kernel; nullopt when the part must be tuned.
   std::optional<std::string> known_winner(const DeviceInfo& device, const Problem& problem);
-  // Whether storing an own-kernels-only result of `problem` would replace a fresh stored result
-  // whose winner is a vendor candidate.
-  bool replaces_a_vendor_winner(const DeviceInfo& device, const Problem& problem);
   // The measured shapes a budgeted tuning of `problem` ranks its candidates by.
   std::vector<tuner::MeasuredShape> history_for(const DeviceInfo& device, const Problem& problem);
 
@@ -75,7 +72,8 @@ class TuningCoordinator {
 };
 
 // The key of the tuning lease of `problem` on `device` (the same in the local cache and the
-// fleet's store): "<device model key>|<describe(problem)>".
+// fleet's store): "<device model key>|<describe(problem)>", with "|own kernels only" appended
+// where the tuning chooses among own kernels only (candidate_set_of).
 std::string tuning_lease_key(const DeviceInfo& device, const Problem& problem);
 
 }  // namespace tilemm::dispatch

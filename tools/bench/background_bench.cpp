@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "provenance.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tuning_store.hpp"
@@ -166,8 +167,13 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(settings.idle_ms));
     for (Shape& s : shapes) {
       if (s.tuned_after_s) continue;
+      const tilemm::Problem problem = tilemm::Problem::dense(s.M, s.N, s.K);
+      // The set its calls' tunings store under (TILEMM_VENDOR decides, as for the calls).
+      tilemm::Problem asked = problem;
+      asked.vendor = tilemm::Options::vendor_from_environment();
       const auto entry = store.find(device.model_key(), s.M, s.N, s.K,
-                                    tilemm::problem_class(tilemm::Problem::dense(s.M, s.N, s.K)), false);
+                                    tilemm::problem_class(problem), tilemm::Precision::highest,
+                                    tilemm::dispatch::candidate_set_of(asked));
       if (!entry) continue;
       s.tuned_after_s = ms_between(s.first_call, Clock::now()) / 1000.0;
       s.winner = entry->winner;

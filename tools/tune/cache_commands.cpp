@@ -35,7 +35,8 @@ std::vector<std::vector<PlanPart>> plan_parts(const std::vector<cache::StoredEnt
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (e.device_key != plan.device_key || e.problem_class != plan.problem_class ||
-          e.precision != plan.precision || e.M != m || e.N != plan.N || e.K != plan.K)
+          e.precision != plan.precision || e.candidate_set != plan.candidate_set || e.M != m ||
+          e.N != plan.N || e.K != plan.K)
         continue;
       if (e.source == plan.source) return i;  // parts tuned with the plan share its source
       if (!any) any = i;
@@ -64,10 +65,11 @@ void print_entries(std::ostream& out, const std::vector<cache::StoredEntry>& ent
   for (const auto& list : parts)
     for (const auto& part : list) is_part[part.entry] = true;
   using Align = TextTable::Align;
-  TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"winner"},
+  TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"candidates"}, {"winner"},
                    {"TFLOP/s", Align::right}, {"source"}, {"tuned at"}, {"state"}});
   auto add = [&](const cache::StoredEntry& e, const std::string& shape) {
-    table.add_row({e.device_key, shape, e.problem_class, to_string(e.precision), e.winner,
+    table.add_row({e.device_key, shape, e.problem_class, to_string(e.precision),
+                   candidate_set_cell(e), e.winner,
                    fixed(e.tflops, 2),
                    e.source == "tuned" ? "tuned here" : e.source, e.tuned_at,
                    dispatch::is_fresh(e, dispatch::running_versions_here(e)) ? "fresh" : "stale"});

@@ -39,6 +39,10 @@ std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
 }
 
+std::string candidate_set_cell(const cache::StoredEntry& e) {
+  return e.candidate_set == cache::CandidateSet::own_only ? "own only" : "";
+}
+
 
 int failure(std::ostream& err, const std::string& message) {
   err << tool::error_line(kName, message);

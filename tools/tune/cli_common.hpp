@@ -36,4 +36,8 @@ void warn(std::ostream& err, const std::string& message);
 // "MxNxK".
 std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k);
 
+// The "candidates" cell of --list: "own only" for a result chosen among own kernels only
+// (cache::CandidateSet), empty for one chosen with vendor candidates, the usual case.
+std::string candidate_set_cell(const cache::StoredEntry& e);
+
 }  // namespace tilemm::cli

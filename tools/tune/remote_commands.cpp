@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tuning_coordinator.hpp"
+#include "cli_common.hpp"
 #include "exchange_file.hpp"
 #include "lease_owner.hpp"
 #include "provenance.hpp"
@@ -72,7 +73,7 @@ std::vector<Shape> read_shapes_file(const std::string& path) {
 }
 
 int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precision precision,
-               bool force, const std::string& lease_owner, const std::function<int(const Shape&)>& tune_one,
+               bool vendor, bool force, const std::string& lease_owner, const std::function<int(const Shape&)>& tune_one,
                std::ostream& out, std::ostream& err) {
   cache::RedisStore store = open_store(url);
   const DeviceInfo device = current_device();
@@ -85,14 +86,19 @@ int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precisi
     for (const Shape& s : left) {
       Problem p = Problem::dense(s[0], s[1], s[2], 4);
       p.precision = precision;
+      p.vendor = vendor;
       std::optional<cache::StoredEntry> published;
-      try {
-        published = store.find(device.model_key(), p.M, p.N, p.K, dispatch::class_of(p),
-                                precision, detail::why_not_a_known_name);
-      } catch (const InvalidArgument& why) {  // tuned again: its result replaces the value
-        refused_line(err, cache::RedisStore::result_key(device.model_key(), p.M, p.N, p.K,
-                                                        dispatch::class_of(p), precision),
-                     why);
+      for (const cache::CandidateSet set : dispatch::sets_serving(p)) {
+        try {
+          published = store.find(device.model_key(), p.M, p.N, p.K, dispatch::class_of(p),
+                                  precision, set, detail::why_not_a_known_name);
+        } catch (const InvalidArgument& why) {  // tuned again: its result replaces the value
+          refused_line(err, cache::RedisStore::result_key(device.model_key(), p.M, p.N, p.K,
+                                                          dispatch::class_of(p), precision, set),
+                       why);
+        }
+        if (published && dispatch::set_serves(*published, p)) break;
+        published.reset();
       }
       // With --force, a result counts only when tuned since this run began (by another process).
       if (published && dispatch::is_fresh(*published, dispatch::running_versions(device, p)) &&
@@ -132,10 +138,10 @@ int remote_list(const std::string& url, const std::string& device_key, std::ostr
       },
       [&](const std::string& key, const InvalidArgument& why) { refused_line(err, key, why); });
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.device_key, a.precision, a.problem_class, a.M, a.N, a.K) <
-           std::tie(b.device_key, b.precision, b.problem_class, b.M, b.N, b.K);
+    return std::tie(a.device_key, a.precision, a.problem_class, a.M, a.N, a.K, a.candidate_set) <
+           std::tie(b.device_key, b.precision, b.problem_class, b.M, b.N, b.K, b.candidate_set);
   });
-  TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"winner"},
+  TextTable table({{"device"}, {"shape"}, {"class"}, {"precision"}, {"candidates"}, {"winner"},
                    {"ms", TextTable::Align::right}, {"TFLOP/s", TextTable::Align::right},
                    {"tuned at"}, {"state"}});
   for (const auto& e : entries) {
@@ -145,7 +151,8 @@ int remote_list(const std::string& url, const std::string& device_key, std::ostr
     tf.precision(4);
     tf << e.tflops;
     table.add_row({e.device_key, std::to_string(e.M) + "x" + std::to_string(e.N) + "x" + std::to_string(e.K),
-                   e.problem_class, to_string(e.precision), e.winner, ms.str(), tf.str(), e.tuned_at,
+                   e.problem_class, to_string(e.precision), candidate_set_cell(e), e.winner,
+                   ms.str(), tf.str(), e.tuned_at,
                    dispatch::is_fresh(e, dispatch::running_versions_here(e)) ? "fresh" : "stale"});
   }
   table.print(out);
@@ -236,7 +243,8 @@ int run_remote(const RemoteRun& run, const std::vector<Shape>& shapes,
   // process), so that the fleet lease taken here is the tuning's own.
   const std::string owner =
       cache::process_lease_owner() + (run.isolated ? ":gpu" + std::to_string(ordinal) : "");
-  return fleet_tune(shapes, run.url, run.precision, run.force, owner, tune_one, out, err);
+  return fleet_tune(shapes, run.url, run.precision, run.vendor, run.force, owner, tune_one, out,
+                    err);
 }
 
 }  // namespace tilemm::cli

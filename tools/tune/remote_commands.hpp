@@ -31,6 +31,7 @@ struct RemoteRun {
   bool isolated = true;  // tuning in worker processes (isolated_tuning.hpp)
   bool force = false;
   Precision precision = Precision::highest;
+  bool vendor = true;  // false: --no-vendor (the candidate set of the results looked for)
 };
 
 // Runs it against the store; `tune_one` is the ordinary tuning of one shape. Returns the exit
@@ -45,14 +46,15 @@ int run_remote(const RemoteRun& run, const std::vector<Shape>& shapes,
 std::vector<Shape> read_shapes_file(const std::string& path);
 
 // Tunes `shapes` as one of several processes started with the same list and store: a shape whose
-// fresh result the store holds is done (unless `force`); a shape whose fleet lease another process holds is left
+// fresh result the store holds for a tuning of `precision` and `vendor` (Problem::vendor: the
+// candidate set, dispatch::set_serves) is done (unless `force`); a shape whose fleet lease another process holds is left
 // for later; any other is tuned by `tune_one` (the ordinary tuning of one shape, which publishes
 // its result) after this process took its lease for `lease_owner` (the owner the tuning's own
 // lease asks under, so that it finds the lease its own). Passes over the shapes left until none
 // is: a process that died leaves its lease to expire, and then another takes its shape over.
 // Returns the exit code: the worst of tune_one's.
 int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precision precision,
-               bool force, const std::string& lease_owner, const std::function<int(const Shape&)>& tune_one,
+               bool vendor, bool force, const std::string& lease_owner, const std::function<int(const Shape&)>& tune_one,
                std::ostream& out, std::ostream& err);
 
 // The store's entries as a table, with whether each is fresh for this build and driver.

@@ -215,7 +215,7 @@ int run_tune_cli(int argc, const char* const* argv, std::ostream& out, std::ostr
     }
     isolation.enabled = !in_process;
     if (!remote.empty())
-      return run_remote({remote, device_key, export_file, import_file, device, tune, list, clear, precompile, isolation.enabled, search.force, search.precision},
+      return run_remote({remote, device_key, export_file, import_file, device, tune, list, clear, precompile, isolation.enabled, search.force, search.precision, search.vendor},
                         todo, [&](const Shape& s) { return tune_command({s}, device, search, as_json, isolation, out, err, err_is_terminal); }, out, err);
     if (tune) return tune_command(todo, device, search, as_json, isolation, out, err, err_is_terminal);
     if (list) return list_command(path, device_key, out, err);
