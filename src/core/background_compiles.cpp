@@ -49,31 +49,39 @@ void run_jobs() {
     }
     if (!job.dropped->load()) {
       // A failure (or the process exiting) is the requester's to see: its own compile call
-      // compiles again and throws.
+      // compiles again and throws. Nothing is logged here, where the process may be exiting.
       try {
         compile_variant_once(job.variant, job.arch);
-      } catch (const std::exception& e) {
-        log(LogLevel::debug, std::string("background compilation failed: ") + e.what());
+      } catch (const std::exception&) {
       }
     }
     job.ended.set_value();
   }
 }
 
-// At exit, before NVRTC tears itself down: no compilation may run then. A thread_local object of
-// the main thread is destroyed when exit() starts on it (returning from main), before any atexit
-// handler; the atexit handler, registered after NVRTC warmed up, is for exit() on another thread.
-void stop_at_exit() { stop_nvrtc_compilations(); }
+// At exit, before NVRTC tears itself down: no compilation may run then, and NVRTC registers the
+// teardown of state it creates lazily, during any compilation, so no atexit handler of ours can be
+// sure to run first. A thread_local object of the main thread is destroyed when exit() starts on
+// it (returning from main), before any atexit handler: it is made when the library is loaded, on
+// the main thread, since the pool may be started by any thread. The atexit handler, registered
+// after NVRTC warmed up, is for exit() called on another thread.
+std::atomic<bool> pool_started{false};
+void stop_at_exit() {
+  if (pool_started.load()) stop_nvrtc_compilations();
+}
 struct MainThreadExit {
   ~MainThreadExit() { stop_at_exit(); }
 };
+void watch_main_thread_exit() {
+  if (static_cast<pid_t>(syscall(SYS_gettid)) != getpid()) return;
+  static thread_local MainThreadExit watch;
+  (void)&watch;  // constructs it on this thread, which registers its destruction
+}
+const bool main_thread_watched = (watch_main_thread_exit(), true);
 
 void start_pool(const std::string& arch) {
-  if (static_cast<pid_t>(syscall(SYS_gettid)) == getpid()) {
-    static thread_local MainThreadExit watch;
-    (void)&watch;
-  }
-  // NVRTC registers its teardown with atexit on its first compilation: warmed up first, its
+  watch_main_thread_exit();
+  // NVRTC registers its first teardown with atexit on its first compilation: warmed up first, that
   // teardown runs after the handler below. A failure here is each compilation's to report.
   try {
     warm_up_nvrtc(arch);
@@ -83,6 +91,7 @@ void start_pool(const std::string& arch) {
   if (std::atexit(stop_at_exit) != 0)
     log(LogLevel::warn, "the background compilations could not register their exit handler: a "
                         "process that exits on a thread other than main while one runs may crash");
+  pool_started = true;
   const unsigned hardware = std::max(2u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i + 1 < hardware; ++i) std::thread(run_jobs).detach();
 }
