@@ -30,6 +30,8 @@ struct Pool {
   std::mutex mutex;
   std::condition_variable work;
   std::deque<Job> queue;
+  int running = 0;                // jobs taken off the queue and not ended
+  std::condition_variable idle;   // the queue is empty and nothing runs
   bool started = false;
 };
 Pool& pool() {
@@ -46,6 +48,7 @@ void run_jobs() {
       p.work.wait(lock, [&] { return !p.queue.empty(); });
       job = std::move(p.queue.front());
       p.queue.pop_front();
+      ++p.running;
     }
     if (!job.dropped->load()) {
       // A failure (or the process exiting) is the requester's to see: its own compile call
@@ -56,6 +59,8 @@ void run_jobs() {
       }
     }
     job.ended.set_value();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (--p.running == 0 && p.queue.empty()) p.idle.notify_all();
   }
 }
 
@@ -115,6 +120,12 @@ BackgroundCompile compile_in_background(const Variant& v, const std::string& arc
   }
   p.work.notify_one();
   return handle;
+}
+
+void wait_for_background_compiles() {
+  Pool& p = pool();
+  std::unique_lock<std::mutex> lock(p.mutex);
+  p.idle.wait(lock, [&] { return p.queue.empty() && p.running == 0; });
 }
 
 BackgroundCompile already_compiled() {

@@ -28,6 +28,10 @@ struct BackgroundCompile {
 // is never torn down under one.
 BackgroundCompile compile_in_background(const Variant& v, const std::string& arch);
 
+// Returns once nothing is queued or compiling on the pool: for a caller that counts compilations
+// (nvrtc_compile_count) and must not count those a tuning left behind.
+void wait_for_background_compiles();
+
 // A BackgroundCompile that has already ended: for a variant whose CUBIN is at hand elsewhere.
 BackgroundCompile already_compiled();
 
