@@ -70,9 +70,14 @@ void run_jobs() {
 // it (returning from main), before any atexit handler: it is made when the library is loaded, on
 // the main thread, since the pool may be started by any thread. The atexit handler, registered
 // after NVRTC warmed up, is for exit() called on another thread.
-std::atomic<bool> pool_started{false};
 void stop_at_exit() {
-  if (pool_started.load()) stop_nvrtc_compilations();
+  Pool& p = pool();
+  bool started = false;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    started = p.started;
+  }
+  if (started) stop_nvrtc_compilations();
 }
 struct MainThreadExit {
   ~MainThreadExit() { stop_at_exit(); }
@@ -96,7 +101,6 @@ void start_pool(const std::string& arch) {
   if (std::atexit(stop_at_exit) != 0)
     log(LogLevel::warn, "the background compilations could not register their exit handler: a "
                         "process that exits on a thread other than main while one runs may crash");
-  pool_started = true;
   const unsigned hardware = std::max(2u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i + 1 < hardware; ++i) std::thread(run_jobs).detach();
 }
@@ -112,12 +116,9 @@ BackgroundCompile compile_in_background(const Variant& v, const std::string& arc
     std::lock_guard<std::mutex> lock(p.mutex);
     start = !p.started;
     p.started = true;
+    p.queue.push_back(std::move(job));  // taken once the pool's threads exist
   }
   if (start) start_pool(arch);
-  {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    p.queue.push_back(std::move(job));
-  }
   p.work.notify_one();
   return handle;
 }
