@@ -24,32 +24,35 @@ std::optional<cache::StoredEntry> FleetResults::usable_entry(const DeviceInfo& d
                                                              const Options& options) {
   RemoteStore* remote = remote_for(options.remote_cache);
   if (remote == nullptr) return std::nullopt;
-  for (const cache::CandidateSet set : sets_serving(problem)) {
-    auto entry = remote->find(device.model_key(), problem, class_of(problem), set);
-    if (!entry || !set_serves(*entry, problem)) continue;
-    // Another machine's measurement, held to the rule of an imported one: never "preloaded",
-    // whose staleness rule compares the results hash alone.
-    entry->source = "imported";
-    if (!is_fresh(*entry, running_versions(device, problem))) {
-      log(LogLevel::info, "the fleet's result for " + describe(problem) +
-                              " is stale (tuned under another driver, NVRTC, timing method or "
-                              "set of kernels for its shape)");
-      continue;
-    }
-    if (const std::string unusable = why_unusable(entry->winner, device, problem);
-        !unusable.empty()) {
-      log(LogLevel::warn, "the fleet's winner " + entry->winner + " for " + describe(problem) +
-                              " is ignored: " + unusable);
-      continue;
-    }
-    store_.with("could not copy the fleet's result into the cache", false,
-                [&](ResultStore& store) {
-                  store.put_all({*entry});
-                  return true;
-                });
-    return entry;
-  }
-  return std::nullopt;
+  auto entry = first_serving_entry(
+      problem,
+      [&](cache::CandidateSet set) {
+        return remote->find(device.model_key(), problem, class_of(problem), set);
+      },
+      [&](cache::StoredEntry& found) {
+        // Another machine's measurement, held to the rule of an imported one: never
+        // "preloaded", whose staleness rule compares the results hash alone.
+        found.source = "imported";
+        if (!is_fresh(found, running_versions(device, problem))) {
+          log(LogLevel::info, "the fleet's result for " + describe(problem) +
+                                  " is stale (tuned under another driver, NVRTC, timing method "
+                                  "or set of kernels for its shape)");
+          return false;
+        }
+        if (const std::string unusable = why_unusable(found.winner, device, problem);
+            !unusable.empty()) {
+          log(LogLevel::warn, "the fleet's winner " + found.winner + " for " + describe(problem) +
+                                  " is ignored: " + unusable);
+          return false;
+        }
+        return true;
+      });
+  if (!entry) return std::nullopt;
+  store_.with("could not copy the fleet's result into the cache", false, [&](ResultStore& store) {
+    store.put_all({*entry});
+    return true;
+  });
+  return entry;
 }
 
 void FleetResults::publish(const Options& options, const std::vector<cache::StoredEntry>& entries) {

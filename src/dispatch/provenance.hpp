@@ -13,6 +13,7 @@
 // the fleet's store and tilemm-tune --list all ask these functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,20 @@ bool set_serves(const cache::StoredEntry& entry, const Problem& problem);
 // for them: the set of Problem::vendor first, then the other; each answer is held to
 // set_serves. Asks no provider.
 std::vector<cache::CandidateSet> sets_serving(const Problem& problem);
+
+// The one walk over the candidate sets of every lookup: asks `find(set)` for each set in the
+// order of sets_serving, and returns the first entry that may serve a caller of `problem`
+// (set_serves) and that `accept(entry)` takes; an entry it refuses (stale, unusable) lets the
+// next set answer. `accept` may amend the entry it takes.
+template <class Find, class Accept>
+std::optional<cache::StoredEntry> first_serving_entry(const Problem& problem, Find&& find,
+                                                      Accept&& accept) {
+  for (const cache::CandidateSet set : sets_serving(problem)) {
+    std::optional<cache::StoredEntry> entry = find(set);
+    if (entry && set_serves(*entry, problem) && accept(*entry)) return entry;
+  }
+  return std::nullopt;
+}
 
 // Why a winner's name cannot serve `problem` on `device`, empty when it can: a row-split plan
 // must split the rows in two, a provider's candidate (candidate_provider.hpp) must be allowed

@@ -23,19 +23,19 @@ std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& d
   return store_.with(
       "cache lookup failed, treating as a miss", std::optional<cache::StoredEntry>{},
       [&](ResultStore& store) -> std::optional<cache::StoredEntry> {
-        for (const cache::CandidateSet set : sets_serving(problem)) {
-          auto entry =
-              store.find(device.model_key(), problem, class_of(problem), set, with_candidates);
-          if (!entry || !set_serves(*entry, problem)) continue;
-          if (!is_fresh(*entry, running_versions(device, problem))) {
-            log(LogLevel::info, "cached result for " + describe(problem) +
-                                    " is stale (tuned under another driver, NVRTC, timing method "
-                                    "or set of kernels for its shape)");
-            continue;
-          }
-          return entry;
-        }
-        return std::nullopt;
+        return first_serving_entry(
+            problem,
+            [&](cache::CandidateSet set) {
+              return store.find(device.model_key(), problem, class_of(problem), set,
+                                with_candidates);
+            },
+            [&](const cache::StoredEntry& entry) {
+              if (is_fresh(entry, running_versions(device, problem))) return true;
+              log(LogLevel::info, "cached result for " + describe(problem) +
+                                      " is stale (tuned under another driver, NVRTC, timing "
+                                      "method or set of kernels for its shape)");
+              return false;
+            });
       });
 }
 
@@ -51,14 +51,16 @@ std::optional<cache::StoredEntry> StoredResults::usable_entry(const DeviceInfo& 
 std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInfo& device,
                                                                  const Problem& problem,
                                                                  bool with_candidates) {
+  const cache::BuildVersions running = running_versions(device, problem);
   const auto find_in = [&](const std::vector<cache::StoredEntry>& entries) {
-    for (const cache::CandidateSet set : sets_serving(problem)) {
-      auto found = cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M,
-                                         problem.N, problem.K, class_of(problem),
-                                         running_versions(device, problem), problem.precision, set);
-      if (found && set_serves(*found, problem)) return found;
-    }
-    return std::optional<cache::StoredEntry>{};
+    return first_serving_entry(
+        problem,
+        [&](cache::CandidateSet set) {
+          return cache::find_preloaded(entries, device.model_key(), device.arch(), problem.M,
+                                       problem.N, problem.K, class_of(problem), running,
+                                       problem.precision, set);
+        },
+        [](const cache::StoredEntry&) { return true; });
   };
   // The headers first: reading the candidate tables parses the whole shipped file, which a miss
   // (most shapes of an application) must not pay for.

@@ -87,19 +87,21 @@ int fleet_tune(const std::vector<Shape>& shapes, const std::string& url, Precisi
       Problem p = Problem::dense(s[0], s[1], s[2], 4);
       p.precision = precision;
       p.vendor = vendor;
-      std::optional<cache::StoredEntry> published;
-      for (const cache::CandidateSet set : dispatch::sets_serving(p)) {
-        try {
-          published = store.find(device.model_key(), p.M, p.N, p.K, dispatch::class_of(p),
-                                  precision, set, detail::why_not_a_known_name);
-        } catch (const InvalidArgument& why) {  // tuned again: its result replaces the value
-          refused_line(err, cache::RedisStore::result_key(device.model_key(), p.M, p.N, p.K,
-                                                          dispatch::class_of(p), precision, set),
-                       why);
-        }
-        if (published && dispatch::set_serves(*published, p)) break;
-        published.reset();
-      }
+      const std::optional<cache::StoredEntry> published = dispatch::first_serving_entry(
+          p,
+          [&](cache::CandidateSet set) -> std::optional<cache::StoredEntry> {
+            try {
+              return store.find(device.model_key(), p.M, p.N, p.K, dispatch::class_of(p),
+                                precision, set, detail::why_not_a_known_name);
+            } catch (const InvalidArgument& why) {  // tuned again: its result replaces the value
+              refused_line(err, cache::RedisStore::result_key(device.model_key(), p.M, p.N, p.K,
+                                                              dispatch::class_of(p), precision,
+                                                              set),
+                           why);
+              return std::nullopt;
+            }
+          },
+          [](const cache::StoredEntry&) { return true; });
       // With --force, a result counts only when tuned since this run began (by another process).
       if (published && dispatch::is_fresh(*published, dispatch::running_versions(device, p)) &&
           (!force || published->tuned_at >= started)) {
