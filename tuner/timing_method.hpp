@@ -53,4 +53,9 @@ InputMode input_mode(const Problem& problem, std::uint64_t l2_bytes);
 // through them exceeds the L2 several times, within a cap on the memory they take (at least 1).
 std::size_t input_set_count(const Problem& problem, std::uint64_t l2_bytes);
 
+// How many sets rotated timings of `problem` go through, whatever its input mode: what
+// input_set_count() answers for a rotated problem, and what GpuBench allocates when a
+// same-buffers problem's finalists are timed rotated too (at most 2 GiB of sets, at least 1).
+std::size_t rotated_set_count(const Problem& problem, std::uint64_t l2_bytes);
+
 }  // namespace tilemm::tuner
