@@ -28,6 +28,11 @@ InputMode input_mode(const Problem& problem, std::uint64_t l2_bytes) {
   return fits ? InputMode::same_buffers : InputMode::rotated;
 }
 
+int timing_method_version(InputMode mode) {
+  return mode == InputMode::same_buffers ? kSameBuffersTimingMethodVersion
+                                         : kRotatedTimingMethodVersion;
+}
+
 std::size_t input_set_count(const Problem& p, std::uint64_t l2_bytes) {
   return input_mode(p, l2_bytes) == InputMode::same_buffers ? 1 : rotated_set_count(p, l2_bytes);
 }

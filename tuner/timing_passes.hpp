@@ -1,7 +1,7 @@
 // Timing candidates in passes that alternate their order, so that none is always timed first,
 // while the GPU is coolest (docs/tuning.md, "Power and the order of timings"): how many passes,
 // each pass's share of a plan, and a candidate's stats over its passes. The budgeted search's
-// final round times this way.
+// final round and the rotated look at the finalists (rotated_finalists.hpp) time this way.
 #pragma once
 
 #include <vector>
