@@ -26,8 +26,15 @@ class FakeBench : public tuner::CandidateBench {
     return it == check.end() ? tuner::CheckResult{} : it->second;
   }
   tuner::TimingResult time(const Variant& v, double give_up_ms) override {
-    return timing_of(variant_name(v), give_up_ms);
+    return timing_of(variant_name(v), give_up_ms, mode);
   }
+  // The bench's input mode (rotated: no second look at the finalists), and where it is
+  // same_buffers a candidate's median on rotated inputs (unscripted: its `median`).
+  tuner::InputMode mode = tuner::InputMode::rotated;
+  std::map<std::string, double> rotated_median;
+  tuner::InputMode input_mode() const override { return mode; }
+  // Every timing, variant or provider candidate, with the mode its inputs were in.
+  std::vector<std::pair<std::string, tuner::InputMode>> timed_modes;
   tuner::TimingPlan timing;  // what timing_plan() answers
   tuner::TimingPlan timing_plan() const override { return timing; }
   // Each time_with() is recorded with its plan, and advances `clock_ms` by the launches it ran
@@ -39,10 +46,14 @@ class FakeBench : public tuner::CandidateBench {
   double slowdown_per_call = 0.0;
   tuner::TimingResult time_with(const Variant& v, const tuner::TimingPlan& p,
                                 double give_up_ms) override {
+    return time_in_mode(v, p, give_up_ms, mode);
+  }
+  tuner::TimingResult time_in_mode(const Variant& v, const tuner::TimingPlan& p, double give_up_ms,
+                                   tuner::InputMode in) override {
     const std::string name = variant_name(v);
     const double slowdown = 1.0 + slowdown_per_call * static_cast<double>(timed_with.size());
     timed_with.emplace_back(name, p);
-    tuner::TimingResult r = timing_of(name, give_up_ms / slowdown);
+    tuner::TimingResult r = timing_of(name, give_up_ms / slowdown, in);
     r.stats.median_ms *= slowdown;
     r.stats.min_ms *= slowdown;
     const int samples = p.max_samples == 0 ? p.probe : std::max(p.min_samples, 1);
@@ -59,13 +70,16 @@ class FakeBench : public tuner::CandidateBench {
     return it == check.end() ? tuner::CheckResult{} : it->second;
   }
   tuner::TimingResult time_plan(const tuner::RowSplitPlan& plan, double give_up_ms) override {
-    return timing_of(detail::row_split_name(plan.core_rows), give_up_ms);
+    return timing_of(detail::row_split_name(plan.core_rows), give_up_ms, mode);
   }
 
- private:
-  tuner::TimingResult timing_of(const std::string& name, double give_up_ms) {
+ protected:
+  // The scripted timing of `name` on inputs in `in`, recorded in `timed` and `timed_modes`.
+  tuner::TimingResult timing_of(const std::string& name, double give_up_ms, tuner::InputMode in) {
     timed.push_back(name);
-    const double m = median.count(name) ? median.at(name) : 10.0;
+    timed_modes.emplace_back(name, in);
+    double m = median.count(name) ? median.at(name) : 10.0;
+    if (in != mode && rotated_median.count(name)) m = rotated_median.at(name);
     tuner::TimingResult r;
     r.stats = {m, m * 0.9, 0.02, 30};
     r.pruned = m > give_up_ms;

@@ -13,17 +13,21 @@
 #include <vector>
 
 #include "family_fingerprint.hpp"
+#include "fnv1a.hpp"
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
 #include "provenance.hpp"
 #include "shape_key.hpp"
 #include "synthetic_device.hpp"
+#include "timing_method.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm::dispatch {
 namespace {
 
 using testing::synthetic_h200;
+
+const std::uint64_t kL2 = synthetic_h200().l2_bytes;
 
 // Shapes of every kind: vectors both ways (what gemvn and gemvm serve), small and large squares,
 // odd sizes (alignment class 1), strided leading dimensions, at two precisions.
@@ -100,10 +104,10 @@ TEST(PerProblemStaleness, EveryPathComputesOneHashPerProblem) {
     EXPECT_TRUE(is_fresh(e, running_versions(device, e)));
   }
   // Problems that different families serve get different hashes.
-  EXPECT_NE(results_hash(Problem::dense(4096, 1, 4096), 90),
-            results_hash(Problem::dense(4096, 4096, 4096), 90));
-  EXPECT_NE(results_hash(Problem::dense(1, 4096, 4096), 90),
-            results_hash(Problem::dense(4096, 1, 4096), 90));
+  EXPECT_NE(results_hash(Problem::dense(4096, 1, 4096), 90, kL2),
+            results_hash(Problem::dense(4096, 4096, 4096), 90, kL2));
+  EXPECT_NE(results_hash(Problem::dense(1, 4096, 4096), 90, kL2),
+            results_hash(Problem::dense(4096, 1, 4096), 90, kL2));
 }
 
 // A changed template (here: the digest its family's kernels are versioned by) changes the hash of
@@ -179,13 +183,47 @@ TEST(PerProblemStaleness, ANewFamilyStalesExactlyTheEntriesOfTheShapesItCanRun) 
     EXPECT_TRUE(is_fresh(tuned_entry(device, p), running_versions(device, p))) << describe(p);
 }
 
+// The timing method's version is per input mode (tuner/timing_method.hpp): a result stored when
+// both modes carried version 2 stays fresh where its problem is timed rotated, and is stale where
+// it is timed on the same buffers, whose method changed (the finalists also timed rotated). The
+// same problem on a device whose L2 is too small to hold it is timed rotated, and its old entry
+// is fresh there.
+TEST(PerProblemStaleness, AChangedSameBuffersMethodStalesOnlySameBuffersResults) {
+  const DeviceInfo device = synthetic_h200();
+  const auto stored_under_version_2 = [&](const Problem& p) {
+    cache::StoredEntry e = tuned_entry(device, p);
+    e.versions.template_hash = detail::fnv1a_hex(detail::kernels_fingerprint(p, 90) +
+                                                 ";timing method 2");
+    return e;
+  };
+  const Problem same_buffers = Problem::dense(512, 512, 512, 4);
+  const Problem rotated = Problem::dense(4096, 4096, 4096, 4);
+  ASSERT_EQ(tuner::input_mode(same_buffers, kL2), tuner::InputMode::same_buffers);
+  ASSERT_EQ(tuner::input_mode(rotated, kL2), tuner::InputMode::rotated);
+  EXPECT_FALSE(is_fresh(stored_under_version_2(same_buffers), running_versions(device, same_buffers)));
+  EXPECT_TRUE(is_fresh(stored_under_version_2(rotated), running_versions(device, rotated)));
+  // What this build stores for either is fresh, and the two modes' hashes differ.
+  EXPECT_TRUE(is_fresh(tuned_entry(device, same_buffers), running_versions(device, same_buffers)));
+  EXPECT_NE(results_hash(same_buffers, 90, kL2), results_hash(same_buffers, 90, 1 << 20));
+  DeviceInfo small_l2 = device;
+  small_l2.l2_bytes = 1 << 20;
+  EXPECT_TRUE(is_fresh(stored_under_version_2(same_buffers), running_versions(small_l2, same_buffers)));
+  // Without a GPU of the model here (tilemm-tune --list) the input mode is unknown: the running
+  // hash is whichever mode's the entry carries, the rotated one where it carries neither.
+  const cache::StoredEntry tuned = tuned_entry(device, same_buffers);
+  EXPECT_EQ(running_versions_here(tuned).template_hash, tuned.versions.template_hash);
+  cache::StoredEntry other = tuned;
+  other.versions.template_hash = "0123456789abcdef";
+  EXPECT_EQ(running_versions_here(other).template_hash, results_hash(same_buffers, 90, 1 << 20));
+}
+
 // The hash is on the lookup path of a new shape (and the background policy must not block): the
 // first computation for a shape walks the families' spaces once, later ones read the memo.
 TEST(PerProblemStaleness, TheHashOfANewShapeIsCheapAndMemoized) {
-  results_hash(Problem::dense(7, 7, 7), 90);  // the spaces, listed once per process
+  results_hash(Problem::dense(7, 7, 7), 90, kL2);  // the spaces, listed once per process
   constexpr int kShapes = 200;
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 1; i <= kShapes; ++i) results_hash(Problem::dense(i, 3 * i + 1, 1000 + i), 90);
+  for (int i = 1; i <= kShapes; ++i) results_hash(Problem::dense(i, 3 * i + 1, 1000 + i), 90, kL2);
   const double per_shape_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
       kShapes;
@@ -193,7 +231,7 @@ TEST(PerProblemStaleness, TheHashOfANewShapeIsCheapAndMemoized) {
   // Generous, for sanitizer builds on a loaded machine; the report line above is the measurement.
   EXPECT_LT(per_shape_ms, 5.0);
   const Problem p = Problem::dense(1234, 5, 678);
-  EXPECT_EQ(results_hash(p, 90), results_hash(p, 90));
+  EXPECT_EQ(results_hash(p, 90, kL2), results_hash(p, 90, kL2));
 }
 
 }  // namespace

@@ -377,6 +377,39 @@ TEST(GpuBench, TimesEachProblemInTheInputModeItsSizeImplies) {
   EXPECT_EQ(checked.status, CandidateStatus::ok) << checked.reason;
 }
 
+// A same-buffers problem's finalists are timed on rotated inputs too
+// (tuner/rotated_finalists.hpp): the bench allocates the rotated sets at the first such timing,
+// once, and a rotated problem's bench refuses a same-buffers timing.
+TEST(GpuBench, TimesASameBuffersProblemOnRotatedInputsWhenAsked) {
+  TILEMM_REQUIRE_DEVICE();
+  const DeviceInfo& device = current_device();
+  const Problem small = Problem::dense(300, 200, 236);
+  GpuBench warm(device, small, tuner::quick_timing_plan());
+  ASSERT_EQ(warm.input_mode(), tuner::InputMode::same_buffers);
+  EXPECT_EQ(warm.rotated_sets(), 0u);
+  const double inf = std::numeric_limits<double>::infinity();
+  const tuner::TimingPlan plan = warm.timing_plan();
+  EXPECT_GT(warm.time_prepared_in_mode("naive", naive_candidate(), plan, inf,
+                                       tuner::InputMode::same_buffers).stats.median_ms, 0.0);
+  EXPECT_EQ(warm.rotated_sets(), 0u);
+  for (int i = 0; i < 2; ++i) {
+    const tuner::TimingResult r = warm.time_prepared_in_mode("naive", naive_candidate(), plan, inf,
+                                                             tuner::InputMode::rotated);
+    EXPECT_GT(r.stats.median_ms, 0.0);
+    EXPECT_EQ(warm.rotated_sets(), tuner::rotated_set_count(small, device.l2_bytes));
+  }
+  EXPECT_GT(warm.rotated_sets(), 1u);
+  EXPECT_EQ(warm.input_sets(), 1u);  // the same-buffers set, which verification still checks
+  EXPECT_EQ(warm.verify_launch(naive_candidate()).status, CandidateStatus::ok);
+
+  const auto n = static_cast<std::int64_t>(std::sqrt(static_cast<double>(device.l2_bytes) / 24.0)) + 1;
+  GpuBench cold(device, Problem::square(n), tuner::quick_timing_plan());
+  ASSERT_EQ(cold.input_mode(), tuner::InputMode::rotated);
+  EXPECT_THROW(cold.time_prepared_in_mode("naive", naive_candidate(), plan, inf,
+                                          tuner::InputMode::same_buffers),
+               Error);
+}
+
 TEST(StreamHold, KeepsItsStreamWaitingWhileTheBatchIsEnqueuedThenLetsItRun) {
   TILEMM_REQUIRE_DEVICE();
   cudaStream_t stream = nullptr;

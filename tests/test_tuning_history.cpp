@@ -2,6 +2,8 @@
 // device's model and the problem's class, fresh, the cache's before the preloaded ones.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "family_fingerprint.hpp"
 #include "provenance.hpp"
 #include "synthetic_device.hpp"
@@ -16,6 +18,8 @@ DeviceInfo device() {
   d.driver_version = 13000;
   return d;
 }
+
+const std::uint64_t kL2 = device().l2_bytes;
 
 CandidateResult timed(const std::string& variant, CandidateStatus status, double ms, int samples) {
   CandidateResult c;
@@ -84,13 +88,13 @@ TEST(ResultsHash, VersionsTheKernelsThatCanServeAProblemAndTheTimingMethod) {
                               Problem::dense(4096, 4096, 4096), Problem::dense(4097, 4097, 4097),
                               Problem::dense(2048, 2048, 2048)};
   for (const Problem& p : problems) {
-    const std::string h = results_hash(p, 90);
+    const std::string h = results_hash(p, 90, kL2);
     EXPECT_EQ(h.size(), 16u);
     EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
     EXPECT_NE(h, detail::kernels_fingerprint(p, 90));
     EXPECT_EQ(running_versions(device(), p).template_hash, h);
     for (const Problem& q : problems)
-      EXPECT_EQ(results_hash(p, 90) == results_hash(q, 90),
+      EXPECT_EQ(results_hash(p, 90, kL2) == results_hash(q, 90, kL2),
                 detail::kernels_fingerprint(p, 90) == detail::kernels_fingerprint(q, 90));
   }
 }

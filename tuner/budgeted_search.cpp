@@ -11,6 +11,7 @@
 #include <string>
 
 #include "candidate_ranking.hpp"
+#include "timing_passes.hpp"
 
 namespace tilemm::tuner {
 namespace {
@@ -53,44 +54,6 @@ void sort_by_median(std::vector<SearchCandidate*>& running) {
   std::stable_sort(running.begin(), running.end(), [](const SearchCandidate* a, const SearchCandidate* b) {
     return a->result.stats.median_ms < b->result.stats.median_ms;
   });
-}
-
-// One candidate's stats over its passes: the median of the pass medians (with four, the mean of
-// the middle two, so that one pass at another clock moves it little), the least launch, every
-// sample, and the largest pass spread.
-TimingStats over_passes(std::vector<TimingStats> passes) {
-  std::sort(passes.begin(), passes.end(),
-            [](const TimingStats& a, const TimingStats& b) { return a.median_ms < b.median_ms; });
-  const std::size_t n = passes.size();
-  TimingStats s;
-  s.median_ms = n % 2 == 1 ? passes[n / 2].median_ms
-                           : 0.5 * (passes[n / 2 - 1].median_ms + passes[n / 2].median_ms);
-  s.min_ms = passes.front().min_ms;
-  for (const auto& p : passes) {
-    s.min_ms = std::min(s.min_ms, p.min_ms);
-    s.spread = std::max(s.spread, p.spread);
-    s.samples += p.samples;
-  }
-  return s;
-}
-
-// How many passes the final round makes with the bench's plan `bench_plan` (kFinalPasses, or one
-// where the plan has too few samples to share out).
-int final_passes(const TimingPlan& bench_plan) {
-  return bench_plan.min_samples >= 2 * kFinalPasses ? kFinalPasses : 1;
-}
-
-// The plan of one of `passes` passes of a round whose plan is `round_plan`: its share of each
-// count (at least one launch each) and one warm-up.
-TimingPlan pass_plan(const TimingPlan& round_plan, int passes) {
-  if (passes <= 1) return round_plan;
-  TimingPlan pass;
-  pass.warmup = std::min(round_plan.warmup, 1);
-  pass.probe = std::max(1, (round_plan.probe + passes - 1) / passes);
-  pass.min_samples = std::max(1, (round_plan.min_samples + passes - 1) / passes);
-  pass.max_samples = std::max(pass.min_samples, round_plan.max_samples / passes);
-  pass.target_ms = round_plan.target_ms / passes;
-  return pass;
 }
 
 // A round: the candidates in `running` timed with `plan` shared out over `passes` passes (the final
@@ -387,7 +350,10 @@ ScreeningCompileStats time_by_successive_halving(
   plan = capped(plan, full);
   const int passes = final_passes(full);
   const auto [cost, least] = costs(plan, passes);
-  const double left = deadline_ms - now();
+  // A problem timed on the same buffers leaves half the time left to the rotated look at its
+  // finalists (rotated_finalists.hpp), which follows.
+  const double left =
+      (deadline_ms - now()) * (bench.input_mode() == InputMode::same_buffers ? 0.5 : 1.0);
   if (left < least && least > kFinalRoundPastBudget * settings.budget_ms) return stats;
   if (cost > left) {
     plan.target_ms *= std::max(left, 0.0) / cost;

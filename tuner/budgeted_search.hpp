@@ -46,7 +46,9 @@ inline constexpr double kScreenCompiledPastBudget = 0.10;
 // (docs/tuning.md, "Power and the order of timings"). A bench plan of fewer than
 // 2 kFinalPasses samples (TILEMM_TUNE_EFFORT=quick) gives one pass. Where the time left cannot pay
 // for the final round even at its least (a warm-up, a probe and a sample per pass), it still runs
-// if that least costs at most kFinalRoundPastBudget of the budget: it is what decides.
+// if that least costs at most kFinalRoundPastBudget of the budget: it is what decides. A problem
+// timed on the same buffers gives its final round half the time left: the rotated look at the
+// finalists (rotated_finalists.hpp) follows it, with the other half.
 inline constexpr int kFinalPasses = 4;
 inline constexpr double kFinalRoundPastBudget = 0.05;
 

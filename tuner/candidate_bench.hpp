@@ -10,6 +10,7 @@
 
 #include "nvrtc_compiler.hpp"
 #include "tilemm/autotune.hpp"
+#include "timing_method.hpp"
 
 namespace tilemm::tuner {
 
@@ -71,6 +72,20 @@ class CandidateBench {
   // screening plan in its first round.
   virtual TimingResult time_prepared(const std::string& name, const Launcher& launch,
                                      const TimingPlan& plan, double give_up_ms);
+
+  // The inputs that the timings above feed the launches (timing_method.hpp: the problem's
+  // input_mode on the bench's device). The default, rotated, is the fakes' that script one time
+  // per candidate: a search then takes no second look at its finalists.
+  virtual InputMode input_mode() const { return InputMode::rotated; }
+  // time_with() and time_prepared() with inputs in `mode`, whatever input_mode() is: a problem
+  // timed on the same buffers has its finalists timed on rotated copies too (docs/tuning.md, "The
+  // rotated look at the finalists"). The default times in input_mode() only, and throws
+  // tilemm::Error (internal) for the other mode.
+  virtual TimingResult time_in_mode(const Variant& v, const TimingPlan& plan, double give_up_ms,
+                                    InputMode mode);
+  virtual TimingResult time_prepared_in_mode(const std::string& name, const Launcher& launch,
+                                             const TimingPlan& plan, double give_up_ms,
+                                             InputMode mode);
 };
 
 }  // namespace tilemm::tuner

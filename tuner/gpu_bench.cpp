@@ -92,7 +92,7 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
   cudaStream_t stream = nullptr;
   TILEMM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   stream_.reset(stream);
-  for (std::size_t i = 0; i < sets; ++i) sets_.push_back({allocate(a_count), allocate(b_count), allocate(c_count)});
+  sets_ = allocate_sets(sets);
   const std::size_t mn = static_cast<std::size_t>(problem.M * problem.N);
   reference_ = allocate(mn);
   magnitude_ = allocate(mn);
@@ -102,7 +102,7 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
 
   const std::uint64_t compiles_before = detail::nvrtc_compile_count();
   std::random_device entropy;
-  fill_inputs(sets, (std::uint64_t{entropy()} << 32) ^ entropy());
+  fill_inputs(sets_, (std::uint64_t{entropy()} << 32) ^ entropy());
   const Clock::time_point filled = finished();
   // The support kernels' first use in the process compiles them (or another thread compiled).
   const bool compiled = detail::nvrtc_compile_count() != compiles_before;
@@ -142,15 +142,45 @@ GpuBench::Buffer GpuBench::allocate(std::size_t floats) const {
                                                    device_.ordinal, stream_.get());
 }
 
-// Every set gets its own seeds: generating costs one write of each element, a copy of set 0
-// would cost a read and a write. Padding past K (A) and N (B, C) is filled too, harmlessly.
-void GpuBench::fill_inputs(std::size_t set_count, std::uint64_t seed) {
+std::vector<GpuBench::Set> GpuBench::allocate_sets(std::size_t count) const {
   const std::size_t a_count = static_cast<std::size_t>(problem_.M * problem_.lda);
   const std::size_t b_count = static_cast<std::size_t>(problem_.K * problem_.ldb);
-  for (std::size_t i = 0; i < set_count; ++i) {
-    detail::fill_uniform(device_, sets_[i].A->floats(), a_count, seed + 2 * i, stream_.get());
-    detail::fill_uniform(device_, sets_[i].B->floats(), b_count, seed + 2 * i + 1, stream_.get());
+  const std::size_t c_count = static_cast<std::size_t>(problem_.M * problem_.ldc);
+  std::vector<Set> sets;
+  for (std::size_t i = 0; i < count; ++i)
+    sets.push_back({allocate(a_count), allocate(b_count), allocate(c_count)});
+  return sets;
+}
+
+// Every set gets its own seeds: generating costs one write of each element, a copy of set 0
+// would cost a read and a write. Padding past K (A) and N (B, C) is filled too, harmlessly.
+void GpuBench::fill_inputs(std::vector<Set>& sets, std::uint64_t seed) {
+  const std::size_t a_count = static_cast<std::size_t>(problem_.M * problem_.lda);
+  const std::size_t b_count = static_cast<std::size_t>(problem_.K * problem_.ldb);
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    detail::fill_uniform(device_, sets[i].A->floats(), a_count, seed + 2 * i, stream_.get());
+    detail::fill_uniform(device_, sets[i].B->floats(), b_count, seed + 2 * i + 1, stream_.get());
   }
+}
+
+const std::vector<GpuBench::Set>& GpuBench::sets_for(InputMode mode) {
+  if (mode == input_mode_) return sets_;
+  if (mode == InputMode::same_buffers)
+    throw Error(ErrorKind::internal, "tilemm: a rotated problem's bench times no same-buffers launches");
+  if (rotated_sets_.empty()) {
+    // Only timed launches read them, never a verification: random values of any seed will do.
+    // Allocated and filled on the bench's stream, so the launches that follow wait for them.
+    std::vector<Set> sets = allocate_sets(rotated_set_count(problem_, device_.l2_bytes));
+    std::random_device entropy;
+    fill_inputs(sets, (std::uint64_t{entropy()} << 32) ^ entropy());
+    rotated_sets_ = std::move(sets);
+    if (detail::log_enabled(detail::LogLevel::debug))
+      detail::log(detail::LogLevel::debug,
+                  "bench of " + std::to_string(problem_.M) + "x" + std::to_string(problem_.N) + "x" +
+                      std::to_string(problem_.K) + ": " + std::to_string(rotated_sets_.size()) +
+                      " rotated input sets allocated for the finalists' look at rotated inputs");
+  }
+  return rotated_sets_;
 }
 
 GemmArgs GpuBench::args_for(const Set& s) const {
@@ -180,11 +210,16 @@ TimingResult GpuBench::time(const Variant& v, double give_up_ms) {
 }
 
 TimingResult GpuBench::time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) {
+  return time_in_mode(v, plan, give_up_ms, input_mode_);
+}
+
+TimingResult GpuBench::time_in_mode(const Variant& v, const TimingPlan& plan, double give_up_ms,
+                                    InputMode mode) {
   const auto* kernel = detail::find_loaded(device_, v);
   if (kernel == nullptr) throw Error(ErrorKind::internal, "tilemm: timing an unverified variant");
   return time_launch(
       [kernel](const GemmArgs& args, cudaStream_t stream) { detail::launch(*kernel, args, stream); },
-      plan, give_up_ms);
+      plan, give_up_ms, mode);
 }
 
 GpuBench::Launcher GpuBench::plan_launcher(const RowSplitPlan& plan) {
@@ -244,9 +279,10 @@ CheckResult GpuBench::verify_launch(const Launcher& launch) {
               "] = " + std::to_string(got) + ", reference " + std::to_string(want)};
 }
 
-std::vector<float> GpuBench::sample(const Launcher& launch, int launches, int first_set) {
+std::vector<float> GpuBench::sample(const Launcher& launch, const std::vector<Set>& sets,
+                                    int launches, int first_set) {
   return timer_->time(stream_.get(), launches, [&](int i) {
-    launch(args_for(sets_[static_cast<std::size_t>(first_set + i) % sets_.size()]), stream_.get());
+    launch(args_for(sets[static_cast<std::size_t>(first_set + i) % sets.size()]), stream_.get());
   });
 }
 
@@ -256,12 +292,19 @@ TimingResult GpuBench::time_launch(const Launcher& launch, double give_up_ms) {
 
 TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& plan,
                                    double give_up_ms) {
+  return time_launch(launch, plan, give_up_ms, input_mode_);
+}
+
+TimingResult GpuBench::time_launch(const Launcher& launch, const TimingPlan& plan,
+                                   double give_up_ms, InputMode mode) {
   if (plan.probe < 1)
     throw Error(ErrorKind::internal, "tilemm: a timing plan needs at least 1 probe launch");
+  const std::vector<Set>& sets = sets_for(mode);
   TimingResult r;
-  sample(launch, plan.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
+  sample(launch, sets, plan.warmup, 0);  // warm-up: clocks up, instruction cache and TLB warm
   const auto gated = [&](int n, int first) {
-    return gate_ ? gate_([&] { return sample(launch, n, first); }) : sample(launch, n, first);
+    return gate_ ? gate_([&] { return sample(launch, sets, n, first); })
+                 : sample(launch, sets, n, first);
   };
   const auto probe = summarize(gated(plan.probe, plan.warmup));
   if (probe.median_ms > give_up_ms || plan.max_samples == 0) {

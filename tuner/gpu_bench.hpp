@@ -53,8 +53,21 @@ class GpuBench : public CandidateBench {
   TimingResult time_with(const Variant& v, const TimingPlan& plan, double give_up_ms) override;
   // The input mode timed launches use (input_mode(problem, device.l2_bytes)) and how many sets
   // of inputs they rotate through (1 with same_buffers). Verification always uses set 0.
-  InputMode input_mode() const { return input_mode_; }
+  InputMode input_mode() const override { return input_mode_; }
   std::size_t input_sets() const { return sets_.size(); }
+  // Timings on rotated inputs where input_mode() is same_buffers: the first allocates
+  // rotated_set_count() sets of their own (timing_method.hpp) and fills them with random values;
+  // a tuning asks only for its few finalists. Asked for same_buffers where input_mode() is
+  // rotated, they throw tilemm::Error (internal): no search needs that.
+  TimingResult time_in_mode(const Variant& v, const TimingPlan& plan, double give_up_ms,
+                            InputMode mode) override;
+  TimingResult time_prepared_in_mode(const std::string&, const Launcher& launch,
+                                     const TimingPlan& plan, double give_up_ms,
+                                     InputMode mode) override {
+    return time_launch(launch, plan, give_up_ms, mode);
+  }
+  // How many rotated sets were allocated for such timings (0 until the first).
+  std::size_t rotated_sets() const { return rotated_sets_.size(); }
 
   // A part's kernel is the one loaded in this process (tuning the part loaded it), else it is
   // compiled with NVRTC (once per process).
@@ -77,6 +90,8 @@ class GpuBench : public CandidateBench {
   CheckResult verify_launch(const Launcher& launch);
   TimingResult time_launch(const Launcher& launch, double give_up_ms);
   TimingResult time_launch(const Launcher& launch, const TimingPlan& plan, double give_up_ms);
+  TimingResult time_launch(const Launcher& launch, const TimingPlan& plan, double give_up_ms,
+                           InputMode mode);
 
   // How the probe and the timed samples are taken: the gate calls `take` (the launches, then
   // their times) until it returns a sample it keeps. Background tuning's gate keeps only samples
@@ -95,10 +110,15 @@ class GpuBench : public CandidateBench {
     Buffer A, B, C;
   };
   Buffer allocate(std::size_t floats) const;
-  void fill_inputs(std::size_t set_count, std::uint64_t seed);
+  std::vector<Set> allocate_sets(std::size_t count) const;
+  void fill_inputs(std::vector<Set>& sets, std::uint64_t seed);
+  // The sets timed launches in `mode` rotate through: sets_, or rotated_sets_ (allocated and
+  // filled on the first call).
+  const std::vector<Set>& sets_for(InputMode mode);
   GemmArgs args_for(const Set& s) const;
   Launcher plan_launcher(const RowSplitPlan& plan);
-  std::vector<float> sample(const Launcher& launch, int launches, int first_set);
+  std::vector<float> sample(const Launcher& launch, const std::vector<Set>& sets, int launches,
+                            int first_set);
 
   DeviceInfo device_;
   Problem problem_;
@@ -106,6 +126,7 @@ class GpuBench : public CandidateBench {
   InputMode input_mode_;
   Stream stream_;  // before the buffers: they are freed on it, so it must outlive them
   std::vector<Set> sets_;
+  std::vector<Set> rotated_sets_;  // for a same-buffers problem's finalists (sets_for)
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)
   Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
   Buffer outside_;    // a detail::OutsideBound: the answer of each verification

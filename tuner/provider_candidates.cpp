@@ -24,6 +24,29 @@ TimingResult CandidateBench::time_prepared(const std::string& name, const Launch
 
 namespace {
 
+void require_own_mode(const CandidateBench& bench, InputMode mode, const std::string& name) {
+  if (mode != bench.input_mode())
+    throw Error(ErrorKind::internal, std::string("tilemm: this bench does not time on ") +
+                                         input_mode_name(mode) + " inputs (" + name + ")");
+}
+
+}  // namespace
+
+TimingResult CandidateBench::time_in_mode(const Variant& v, const TimingPlan& plan,
+                                          double give_up_ms, InputMode mode) {
+  require_own_mode(*this, mode, variant_name(v));
+  return time_with(v, plan, give_up_ms);
+}
+
+TimingResult CandidateBench::time_prepared_in_mode(const std::string& name, const Launcher& launch,
+                                                   const TimingPlan& plan, double give_up_ms,
+                                                   InputMode mode) {
+  require_own_mode(*this, mode, name);
+  return time_prepared(name, launch, plan, give_up_ms);
+}
+
+namespace {
+
 struct Listed {
   detail::CandidateProvider* provider;
   CandidateResult result;
@@ -126,6 +149,26 @@ std::vector<CandidateResult> measure_provider_candidates(const DeviceInfo& devic
   }
   for (auto& c : listed) out.push_back(std::move(c.result));
   return out;
+}
+
+detail::CandidateProvider* provider_in_search(const Problem& problem, const TuneSettings& settings,
+                                              const std::string& name) {
+  const auto providers =
+      settings.providers ? *settings.providers : detail::candidate_providers(problem);
+  for (detail::CandidateProvider* provider : providers)
+    if (name.rfind(provider->prefix(), 0) == 0) return provider;
+  return nullptr;
+}
+
+TimingResult time_provider_candidate(const DeviceInfo& device, CandidateBench& bench,
+                                     detail::CandidateProvider& provider, const std::string& name,
+                                     const TimingPlan& plan, InputMode mode) {
+  const detail::PreparedCandidate& prepared = provider.prepare(name, device);
+  const CandidateBench::Launcher launch = [&prepared](const GemmArgs& args, cudaStream_t stream) {
+    prepared.enqueue(args, stream);
+  };
+  return bench.time_prepared_in_mode(name, launch, plan, std::numeric_limits<double>::infinity(),
+                                     mode);
 }
 
 }  // namespace tilemm::tuner

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "candidate_bench.hpp"
@@ -27,5 +28,16 @@ std::vector<CandidateResult> measure_provider_candidates(const DeviceInfo& devic
                                                          CandidateBench& bench,
                                                          const TuneSettings& settings,
                                                          double best_ms);
+
+// The provider, of those a search of `problem` draws on (settings.providers, else
+// detail::candidate_providers(problem)), whose prefix begins `name`; nullptr for a variant's name.
+detail::CandidateProvider* provider_in_search(const Problem& problem, const TuneSettings& settings,
+                                              const std::string& name);
+
+// Times `provider`'s candidate `name`, which measure_provider_candidates verified on `bench`,
+// with `plan` on inputs in `mode` (CandidateBench::time_prepared_in_mode), without a give-up.
+TimingResult time_provider_candidate(const DeviceInfo& device, CandidateBench& bench,
+                                     detail::CandidateProvider& provider, const std::string& name,
+                                     const TimingPlan& plan, InputMode mode);
 
 }  // namespace tilemm::tuner

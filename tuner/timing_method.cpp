@@ -28,8 +28,16 @@ InputMode input_mode(const Problem& problem, std::uint64_t l2_bytes) {
   return fits ? InputMode::same_buffers : InputMode::rotated;
 }
 
+int timing_method_version(InputMode mode) {
+  return mode == InputMode::same_buffers ? kSameBuffersTimingMethodVersion
+                                         : kRotatedTimingMethodVersion;
+}
+
 std::size_t input_set_count(const Problem& p, std::uint64_t l2_bytes) {
-  if (input_mode(p, l2_bytes) == InputMode::same_buffers) return 1;
+  return input_mode(p, l2_bytes) == InputMode::same_buffers ? 1 : rotated_set_count(p, l2_bytes);
+}
+
+std::size_t rotated_set_count(const Problem& p, std::uint64_t l2_bytes) {
   const std::size_t set_bytes =
       std::max<std::size_t>((u(p.M) * u(p.lda) + u(p.K) * u(p.ldb) + u(p.M) * u(p.ldc)) * sizeof(float), 1);
   std::size_t sets = static_cast<std::size_t>(

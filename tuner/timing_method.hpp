@@ -12,11 +12,18 @@
 
 namespace tilemm::tuner {
 
-// Bump whenever what GpuBench's timings mean changes (which inputs, which launches count): every
-// stored result, the shipped preloaded ones included, then becomes stale and is re-tuned, so that
-// a cache never ranks or keeps winners timed under two methods. History: 1, inputs always rotated;
-// 2, the input mode below.
-constexpr int kTimingMethodVersion = 2;
+// Bump whenever what GpuBench's timings mean changes (which inputs, which launches count, how a
+// winner is chosen from them): a stored result timed another way becomes stale and is re-tuned,
+// so that a cache never ranks or keeps winners timed under two methods. A result carries the
+// version of its problem's input mode (timing_method_version below), so that a change to how one
+// mode's problems are timed stales only theirs: the shipped preloaded results of large shapes,
+// timed rotated, stay fresh when the same-buffers method changes. History: 1, inputs always
+// rotated; 2, the input mode below; 3, same buffers only: the finalists also timed on rotated
+// copies and ranked by their slower mode (docs/tuning.md, "The rotated look at the finalists").
+// kTimingMethodVersion is the newest, what tilemm-tune --version names.
+constexpr int kRotatedTimingMethodVersion = 2;
+constexpr int kSameBuffersTimingMethodVersion = 3;
+constexpr int kTimingMethodVersion = 3;
 
 enum class InputMode {
   // Consecutive launches use consecutive copies of A, B and C that together exceed the L2 several
@@ -48,9 +55,18 @@ std::uint64_t working_set_bytes(const Problem& problem);
 // (0) never holds the working set. Cost: a few multiplications.
 InputMode input_mode(const Problem& problem, std::uint64_t l2_bytes);
 
+// The timing method version of a result timed in `mode` (kRotatedTimingMethodVersion or
+// kSameBuffersTimingMethodVersion).
+int timing_method_version(InputMode mode);
+
 // How many sets of (A, B, C), each as large as the problem's leading dimensions make it, GpuBench
 // allocates for `problem`: 1 when input_mode() is same_buffers; rotated, enough that rotating
 // through them exceeds the L2 several times, within a cap on the memory they take (at least 1).
 std::size_t input_set_count(const Problem& problem, std::uint64_t l2_bytes);
+
+// How many sets rotated timings of `problem` go through, whatever its input mode: what
+// input_set_count() answers for a rotated problem, and what GpuBench allocates when a
+// same-buffers problem's finalists are timed rotated too (at most 2 GiB of sets, at least 1).
+std::size_t rotated_set_count(const Problem& problem, std::uint64_t l2_bytes);
 
 }  // namespace tilemm::tuner

@@ -13,6 +13,7 @@
 #include "log.hpp"
 #include "provider_candidates.hpp"
 #include "pruning_rules.hpp"
+#include "rotated_finalists.hpp"
 #include "row_split.hpp"
 #include "search_candidate.hpp"
 #include "tilemm/error.hpp"
@@ -265,6 +266,29 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
         });
     compile_ms = compile_stats.waited_ms;
     compiled = compile_stats.handed;
+  }
+
+  // A problem timed on the same buffers: its finalists, own kernels' and providers' alike, are
+  // timed on rotated inputs too, and the slower mode ranks them (rotated_finalists.hpp).
+  if (bench.input_mode() == InputMode::same_buffers) {
+    const double no_give_up = std::numeric_limits<double>::infinity();
+    std::vector<Finalist> contenders;
+    for (auto& p : pending) {
+      if (p.result.status != CandidateStatus::ok) continue;
+      const auto time = [&bench, &p, no_give_up](const TimingPlan& plan, InputMode mode) {
+        return bench.time_in_mode(p.variant, plan, no_give_up, mode);
+      };
+      contenders.push_back({&p.result, "", time});
+    }
+    for (auto& r : provider_results) {
+      detail::CandidateProvider* provider = provider_in_search(problem, settings, r.variant);
+      if (provider == nullptr || r.status != CandidateStatus::ok) continue;
+      const auto time = [&, provider](const TimingPlan& plan, InputMode mode) {
+        return time_provider_candidate(device, bench, *provider, r.variant, plan, mode);
+      };
+      contenders.push_back({&r, provider->prefix(), time});
+    }
+    look_at_rotated_inputs(contenders, bench, settings, deadline_ms);
   }
 
   TuneOutcome out;

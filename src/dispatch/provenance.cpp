@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cctype>
+#include <map>
+#include <mutex>
 
 #include "candidate_provider.hpp"
 #include "family_fingerprint.hpp"
@@ -13,9 +15,36 @@
 
 namespace tilemm::dispatch {
 
-std::string results_hash(const Problem& problem, int compute_capability) {
+namespace {
+
+std::string results_hash_of(const Problem& problem, int compute_capability, tuner::InputMode mode) {
   return detail::fnv1a_hex(detail::kernels_fingerprint(problem, compute_capability) +
-                           ";timing method " + std::to_string(tuner::kTimingMethodVersion));
+                           ";timing method " +
+                           std::to_string(tuner::timing_method_version(mode)));
+}
+
+// The L2 of a GPU of model `device_key` on this machine, 0 where there is none. Asked once per
+// model: a listing asks for every entry.
+std::uint64_t local_l2_bytes(const std::string& device_key) {
+  static std::mutex mutex;
+  static std::map<std::string, std::uint64_t> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = known.find(device_key); it != known.end()) return it->second;
+  std::uint64_t l2 = 0;
+  for (int i = 0; i < device_count() && l2 == 0; ++i) {
+    try {
+      const DeviceInfo& d = device_info(i);
+      if (d.model_key() == device_key) l2 = d.l2_bytes;
+    } catch (const Error&) {  // a device that cannot be queried is not this model's
+    }
+  }
+  return known[device_key] = l2;
+}
+
+}  // namespace
+
+std::string results_hash(const Problem& problem, int compute_capability, std::uint64_t l2_bytes) {
+  return results_hash_of(problem, compute_capability, tuner::input_mode(problem, l2_bytes));
 }
 
 Problem problem_of(const cache::StoredEntry& entry) {
@@ -37,7 +66,8 @@ int compute_capability_of(const std::string& arch) {
 }
 
 cache::BuildVersions running_versions(const DeviceInfo& device, const Problem& problem) {
-  return {results_hash(problem, device.cc_major * 10 + device.cc_minor), device.nvrtc_version,
+  return {results_hash(problem, device.cc_major * 10 + device.cc_minor, device.l2_bytes),
+          device.nvrtc_version,
           device.driver_version};
 }
 
@@ -52,7 +82,15 @@ cache::BuildVersions running_versions_here(const cache::StoredEntry& entry) {
     return cudaDriverGetVersion(&version) == cudaSuccess ? version : 0;
   }();
   cache::BuildVersions v;
-  v.template_hash = results_hash(problem_of(entry), compute_capability_of(entry.arch));
+  const Problem problem = problem_of(entry);
+  const int cc = compute_capability_of(entry.arch);
+  if (const std::uint64_t l2 = local_l2_bytes(entry.device_key); l2 > 0) {
+    v.template_hash = results_hash(problem, cc, l2);
+  } else {
+    v.template_hash = results_hash_of(problem, cc, tuner::InputMode::same_buffers);
+    if (v.template_hash != entry.versions.template_hash)
+      v.template_hash = results_hash_of(problem, cc, tuner::InputMode::rotated);
+  }
   v.nvrtc_version = nvrtc_version();
   v.driver_version = driver;  // 0 where there is no driver: cache::is_stale then ignores it
   return v;

@@ -13,6 +13,7 @@
 // the fleet's store and tilemm-tune --list all ask these functions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,15 +24,17 @@
 
 namespace tilemm::dispatch {
 
-// The hash that results of `problem` on a device of `compute_capability` (major * 10 + minor) are
-// versioned by (a StoredEntry's versions.template_hash, 16 hex digits): one FNV-1a over the
-// fingerprint of the families that can serve the problem (detail::kernels_fingerprint: which
-// kernels a tuning of it timed, with their templates and the headers those include) and the
-// tuner's timing method (tuner::kTimingMethodVersion: what a timing means). A result tuned when
-// such a family was missing or different, or timed another way, carries another, and is stale.
-// Reads the problem's M, N, K, alignment class and precision. Cost: a memoized fingerprint (the
-// first call for a shape walks the families' spaces).
-std::string results_hash(const Problem& problem, int compute_capability);
+// The hash that results of `problem` on a device of `compute_capability` (major * 10 + minor) and
+// `l2_bytes` of L2 are versioned by (a StoredEntry's versions.template_hash, 16 hex digits): one
+// FNV-1a over the fingerprint of the families that can serve the problem
+// (detail::kernels_fingerprint: which kernels a tuning of it timed, with their templates and the
+// headers those include) and the version of the tuner's timing method for the input mode the
+// problem is timed in there (tuner::timing_method_version(tuner::input_mode(problem, l2_bytes)):
+// what a timing means). A result tuned when such a family was missing or different, or timed
+// another way, carries another, and is stale; a change to one input mode's method stales only the
+// results of problems timed in that mode. Reads the problem's M, N, K, alignment class and
+// precision. Cost: a memoized fingerprint (the first call for a shape walks the families' spaces).
+std::string results_hash(const Problem& problem, int compute_capability, std::uint64_t l2_bytes);
 
 // The problem a stored entry was tuned for, as far as the results hash reads it: its shape, the
 // alignment class of its problem class ("a4-dense": 4) and its precision.
@@ -51,7 +54,9 @@ cache::BuildVersions running_versions(const DeviceInfo& device, const cache::Sto
 
 // The same without a device (tilemm-tune --list on any machine): the compute capability is the
 // entry's architecture's, the driver version the runtime's answer, 0 where there is no driver, so
-// that it is not compared.
+// that it is not compared. The L2 is that of a GPU of the entry's model on this machine; where
+// there is none, the L2 and so the input mode are unknown, and the results hash is the one of
+// either mode's timing method that the entry carries (the rotated one where it carries neither).
 cache::BuildVersions running_versions_here(const cache::StoredEntry& entry);
 
 // Whether `entry` may serve this build: !cache::is_stale(entry, running).
