@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cublas_provider.hpp"
 #include "cublaslt_names.hpp"
 #include "error_bound.hpp"
 #include "tilemm/device.hpp"
@@ -147,11 +148,12 @@ inline double tolerance(std::int64_t K, double magnitude, Precision precision) {
   return tolerance(K, magnitude) + tuner::product_error(precision) * magnitude;
 }
 
-// The precision a candidate computes at: a variant's, or a cuBLASLt algorithm's by its compute
-// type. Throws InvalidArgument for a name that is neither.
+// The precision a candidate computes at: a variant's, a cuBLASLt algorithm's by its compute type,
+// or a cuBLAS call's by its math mode. Throws InvalidArgument for a name that is none of these.
 inline Precision candidate_precision(const std::string& name) {
   std::string why;
   if (const auto algo = detail::parse_cublaslt_name(name, why)) return detail::cublaslt_precision(*algo);
+  if (const auto call = detail::parse_cublas_name(name, why)) return detail::cublas_precision(*call);
   return precision_of(parse_variant(name));
 }
 

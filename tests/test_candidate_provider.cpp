@@ -1,7 +1,7 @@
 // The candidate-provider seam on the CPU, with a fake vendor provider: the tuner times its
 // candidates beside the variants and picks one where it is fastest; vendor candidates are left
 // out where a problem asks for own kernels only, or where no provider is available; stored vendor
-// winners are refused where they cannot serve; cuBLASLt's names are canonical keys.
+// winners are refused where they cannot serve; cuBLASLt's and cuBLAS's names are canonical keys.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "candidate_provider.hpp"
+#include "cublas_library.hpp"
+#include "cublas_provider.hpp"
 #include "cublaslt_names.hpp"
 #include "fake_bench.hpp"
 #include "fake_vendor_provider.hpp"
@@ -237,6 +239,55 @@ TEST(CublasLtNames, EveryFieldRoundTripsAndNamesAreCanonical) {
     EXPECT_FALSE(detail::parse_cublaslt_name(bad, why)) << bad;
     EXPECT_FALSE(why.empty());
   }
+}
+
+TEST(CublasNames, RoundTripAndNamesAreCanonical) {
+  for (const int math : {0, 1}) {
+    const detail::CublasCall call{130100, math};
+    const std::string name = detail::cublas_name(call);
+    EXPECT_EQ(name, "cublas_v130100_m" + std::to_string(math));
+    std::string why;
+    const auto parsed = detail::parse_cublas_name(name, why);
+    ASSERT_TRUE(parsed) << why;
+    EXPECT_TRUE(*parsed == call);
+    EXPECT_EQ(detail::cublas_precision(*parsed), math == 0 ? Precision::highest : Precision::medium);
+    EXPECT_TRUE(detail::why_not_a_known_name(name, 64).empty()) << name;
+  }
+  for (const char* bad : {"cublas_v130100_m2", "cublas_v130100_m01", "cublas_v0130100_m0",
+                          "cublas_vn1_m0", "cublas_v130100", "cublas_v130100_m0_a1",
+                          "cublas_x130100_m0", "cublas_v_m0", "cublas_v130100_m"}) {
+    std::string why;
+    EXPECT_FALSE(detail::parse_cublas_name(bad, why)) << bad;
+    EXPECT_FALSE(why.empty());
+    EXPECT_FALSE(detail::why_not_a_known_name(bad, 64).empty()) << bad;
+  }
+}
+
+TEST(CublasProvider, IsAVendorProviderAndRefusesWhatItCannotServe) {
+  detail::CandidateProvider* p = detail::provider_of("cublas_v130100_m0");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->prefix(), "cublas");
+  EXPECT_TRUE(p->vendor());
+  EXPECT_TRUE(detail::is_vendor_candidate("cublas_v130100_m0"));
+  const DeviceInfo device = testing::synthetic_h200();
+  Problem problem = Problem::dense(64, 64, 64, 4);
+  // Another cuBLAS version's choice is never served (or none is, where cuBLAS does not load).
+  EXPECT_FALSE(p->why_cannot_run("cublas_v1_m0", device, problem).empty());
+  const detail::Cublas* blas = detail::cublas();
+  if (blas == nullptr) GTEST_SKIP() << "cuBLAS could not be loaded here";
+  const std::string fp32 = detail::cublas_name({blas->version, 0});
+  const std::string tf32 = detail::cublas_name({blas->version, 1});
+  EXPECT_EQ(p->why_cannot_run(fp32, device, problem), "");
+  // TF32 is less accurate than highest and high ask; true FP32 serves every precision.
+  EXPECT_NE(p->why_cannot_run(tf32, device, problem).find("less accurate"), std::string::npos);
+  EXPECT_EQ(p->candidates(device, problem), std::vector<std::string>{fp32});
+  problem.precision = Precision::medium;
+  EXPECT_EQ(p->why_cannot_run(tf32, device, problem), "");
+  EXPECT_EQ(p->candidates(device, problem), (std::vector<std::string>{tf32, fp32}));
+  // cublasSgemm's sizes are int.
+  const Problem huge = Problem::dense(1, std::int64_t{1} << 31, 1, 1);
+  EXPECT_NE(p->why_cannot_run(fp32, device, huge).find("2^31"), std::string::npos);
+  EXPECT_TRUE(p->candidates(device, huge).empty());
 }
 
 TEST(CublasLtNames, JsonCarriesAVendorWinnerAndImportRefusesACorruptOneNamingTheEntry) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include "cublas_provider.hpp"
 #include "cublaslt_provider.hpp"
 #include "dispatcher.hpp"
 #include "fake_vendor_provider.hpp"
@@ -364,27 +365,33 @@ TEST(Dispatcher, AnAutotuneMissReadsNoPreloadedCandidateTables) {
 }
 
 // The vendor providers of a test: the fake one, available or not, and, for a process without
-// any vendor library, cuBLASLt taken away (whether the machine running the tests has it or not)
-// and put back after.
+// any vendor library, cuBLASLt and cuBLAS taken away (whether the machine running the tests has
+// them or not) and put back after.
 struct VendorProviders {
-  explicit VendorProviders(bool available = true, bool without_cublaslt = false)
-      : without_cublaslt_(without_cublaslt) {
+  explicit VendorProviders(bool available = true, bool without_vendor_libraries = false)
+      : without_vendor_libraries_(without_vendor_libraries) {
     auto made = std::make_unique<testing::FakeVendorProvider>();
     made->present = available;
     fake = made.get();
     detail::register_candidate_provider(std::move(made));
-    if (without_cublaslt_) detail::unregister_candidate_provider("cublaslt");
+    if (without_vendor_libraries_) {
+      detail::unregister_candidate_provider("cublaslt");
+      detail::unregister_candidate_provider("cublas");
+    }
   }
   ~VendorProviders() {
     detail::unregister_candidate_provider("fakevendor");
-    if (without_cublaslt_) detail::register_candidate_provider(detail::make_cublaslt_provider());
+    if (without_vendor_libraries_) {
+      detail::register_candidate_provider(detail::make_cublaslt_provider());
+      detail::register_candidate_provider(detail::make_cublas_provider());
+    }
   }
   VendorProviders(const VendorProviders&) = delete;
   VendorProviders& operator=(const VendorProviders&) = delete;
   testing::FakeVendorProvider* fake = nullptr;
 
  private:
-  bool without_cublaslt_;
+  bool without_vendor_libraries_;
 };
 
 Problem own_only(Problem p) {

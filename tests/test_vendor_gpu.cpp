@@ -1,8 +1,8 @@
-// cuBLASLt's algorithms as candidates on the GPU: each one the heuristic lists is checked against
-// the float64 reference on shapes with odd leading dimensions, at both compute types; a stored
-// vendor winner serves a new process with no NVRTC compile, no tuning and no heuristic query;
-// with TILEMM_VENDOR=off the same stored winner is not served (the shape is tuned again).
-// Skips without a GPU or without cuBLASLt.
+// The vendor providers' candidates on the GPU (cuBLASLt's algorithms and cuBLAS's cublasSgemm):
+// each one listed is checked against the float64 reference on shapes with odd leading dimensions,
+// at both compute types; a stored winner of each provider serves a new process with no NVRTC
+// compile, no tuning and no heuristic query; with TILEMM_VENDOR=off the same stored winner is not
+// served (the shape is tuned again). Skips without a GPU, or without the vendor library.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "candidate_provider.hpp"
+#include "cublas_library.hpp"
 #include "cublaslt_library.hpp"
 #include "gpu_test_support.hpp"
 #include "provenance.hpp"
@@ -27,9 +28,15 @@ namespace {
     if (detail::cublaslt() == nullptr) GTEST_SKIP() << "cuBLASLt could not be loaded"; \
   } while (0)
 
-detail::CandidateProvider& cublaslt_provider() {
-  detail::CandidateProvider* p = detail::provider_of("cublaslt_");
-  if (p == nullptr) throw std::runtime_error("no cublaslt provider registered");
+#define REQUIRE_CUBLAS()                                                            \
+  do {                                                                              \
+    TILEMM_REQUIRE_DEVICE();                                                        \
+    if (detail::cublas() == nullptr) GTEST_SKIP() << "cuBLAS could not be loaded"; \
+  } while (0)
+
+detail::CandidateProvider& provider(const char* prefix) {
+  detail::CandidateProvider* p = detail::provider_of(std::string(prefix) + "_");
+  if (p == nullptr) throw std::runtime_error(std::string("no provider ") + prefix + " registered");
   return *p;
 }
 
@@ -37,8 +44,9 @@ struct Strided {
   std::int64_t M, N, K, lda, ldb, ldc;
 };
 
-TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLeadingDimensions) {
-  REQUIRE_CUBLASLT();
+// Every candidate `vendor` lists for each shape and precision, run on it and checked; returns how
+// many ran.
+int check_every_listed_candidate(detail::CandidateProvider& vendor) {
   const DeviceInfo& device = current_device();
   std::mt19937_64 rng(testing::fresh_seed());
   std::uniform_int_distribution<std::int64_t> dim(1, 700), pad(0, 7);
@@ -61,13 +69,13 @@ TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLead
       GemmArgs args{s.M, s.N, s.K, alpha, A.get(), s.lda, B.get(), s.ldb, beta, C.get(), s.ldc};
       Problem problem = args.problem();
       problem.precision = precision;
-      const auto names = cublaslt_provider().candidates(device, problem);
+      const auto names = vendor.candidates(device, problem);
       EXPECT_FALSE(names.empty()) << s.M << "x" << s.N << "x" << s.K;
       for (const auto& name : names) {
-        const std::string why = cublaslt_provider().why_cannot_run(name, device, problem);
+        const std::string why = vendor.why_cannot_run(name, device, problem);
         if (!why.empty()) continue;
         C.upload(c0);
-        cublaslt_provider().prepare(name, device).enqueue(args, nullptr);
+        vendor.prepare(name, device).enqueue(args, nullptr);
         testing::cuda_ok(cudaDeviceSynchronize(), name.c_str());
         const auto out = C.download();
         std::int64_t wrong = 0;
@@ -75,8 +83,7 @@ TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLead
           for (std::int64_t j = 0; j < s.N; ++j) {
             const double got = out[static_cast<std::size_t>(r * s.ldc + j)];
             const std::size_t at = static_cast<std::size_t>(r * s.N + j);
-            const Precision runs = name.find("_m1_") != std::string::npos ? Precision::medium
-                                                                          : Precision::highest;
+            const Precision runs = testing::candidate_precision(name);
             wrong += !(std::fabs(got - ref.value[at]) <=
                        testing::tolerance(s.K, ref.magnitude[at], runs));
           }
@@ -90,7 +97,18 @@ TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLead
       }
     }
   }
-  EXPECT_GT(checked, 10);
+  return checked;
+}
+
+TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLeadingDimensions) {
+  REQUIRE_CUBLASLT();
+  EXPECT_GT(check_every_listed_candidate(provider("cublaslt")), 10);
+}
+
+TEST(VendorCandidates, CublasSgemmMatchesTheFloat64ReferenceWithOddLeadingDimensions) {
+  REQUIRE_CUBLAS();
+  // Two math modes for medium, one for highest, on each of the five shapes.
+  EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 15);
 }
 
 struct Child {
@@ -110,11 +128,12 @@ Child run_child(const std::string& env, const std::string& args) {
   return r;
 }
 
-TEST(VendorCandidates, AStoredVendorWinnerServesANewProcessWithoutCompilesOrHeuristicQueries) {
-  REQUIRE_CUBLASLT();
+// A stored winner of `vendor` for 88x24x5367 serves a new process with nothing compiled, tuned or
+// asked of a heuristic, and is not served with vendor candidates off.
+void check_stored_winner_serves_a_new_process(detail::CandidateProvider& vendor) {
   const DeviceInfo& device = current_device();
   const Problem problem = Problem::dense(88, 24, 5367, 4);  // small output, long K
-  const auto names = cublaslt_provider().candidates(device, problem);
+  const auto names = vendor.candidates(device, problem);
   ASSERT_FALSE(names.empty());
   testing::TempDir dir;
   const std::string db = dir.file("tuning.db");
@@ -147,6 +166,16 @@ TEST(VendorCandidates, AStoredVendorWinnerServesANewProcessWithoutCompilesOrHeur
   const Child own = run_child(cache + " TILEMM_VENDOR=off", "--may-tune 88x24x5367");
   EXPECT_TRUE(own.exited_zero) << own.output;
   EXPECT_NE(own.output.find("tunings=1 heuristic_queries=0"), std::string::npos) << own.output;
+}
+
+TEST(VendorCandidates, AStoredVendorWinnerServesANewProcessWithoutCompilesOrHeuristicQueries) {
+  REQUIRE_CUBLASLT();
+  check_stored_winner_serves_a_new_process(provider("cublaslt"));
+}
+
+TEST(VendorCandidates, AStoredCublasWinnerServesANewProcessWithoutCompilesOrHeuristicQueries) {
+  REQUIRE_CUBLAS();
+  check_stored_winner_serves_a_new_process(provider("cublas"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "cublas_provider.hpp"
 #include "cublaslt_provider.hpp"
 #include "family_registry.hpp"
 #include "tilemm/error.hpp"
@@ -24,6 +25,7 @@ Registry& registry() {
   static auto* r = [] {
     auto* made = new Registry();
     made->providers.push_back(make_cublaslt_provider());
+    made->providers.push_back(make_cublas_provider());
     return made;
   }();
   return *r;

@@ -3,8 +3,9 @@
 // runnable for a name; the tuner verifies and times what it lists on the same bench as every
 // variant, the cache stores the winner's name like any other, and the dispatcher launches the
 // prepared candidate. None of them tests which provider it is: cuBLASLt (cublaslt_provider.cpp)
-// is one, a test's fake another, and the next (CUTLASS-generated kernels, a kernel registered
-// from Python) registers here and changes nothing in tuner/, cache/ or src/dispatch/.
+// and cuBLAS (cublas_provider.cpp) are two, a test's fake another, and the next
+// (CUTLASS-generated kernels, a kernel registered from Python) registers here and changes nothing
+// in tuner/, cache/ or src/dispatch/.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -37,7 +38,7 @@ class CandidateProvider {
   // The first part of each of its candidates' names (names are split on '_'); no '_', and no
   // family's name.
   virtual std::string prefix() const = 0;
-  // A vendor library's kernels (cuBLASLt): excluded where a problem asks for own kernels only
+  // A vendor library's kernels (cuBLASLt, cuBLAS): excluded where a problem asks for own kernels only
   // (Problem::vendor, Options::vendor, TILEMM_VENDOR=off).
   virtual bool vendor() const = 0;
   // Whether its candidates can be listed and run in this process (its library loaded); the same
@@ -60,7 +61,7 @@ class CandidateProvider {
   virtual const PreparedCandidate& prepare(const std::string& name, const DeviceInfo& device) = 0;
 };
 
-// Every registered provider: cuBLASLt, then those added by register_candidate_provider.
+// Every registered provider: cuBLASLt, cuBLAS, then those added by register_candidate_provider.
 std::vector<CandidateProvider*> candidate_providers();
 // The providers a problem may draw on: all, or without the vendor ones when !problem.vendor.
 std::vector<CandidateProvider*> candidate_providers(const Problem& problem);
