@@ -92,7 +92,7 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
   cudaStream_t stream = nullptr;
   TILEMM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   stream_.reset(stream);
-  sets_ = allocate_sets(sets);
+  inputs_ = allocate_sets(sets);
   const std::size_t mn = static_cast<std::size_t>(problem.M * problem.N);
   reference_ = allocate(mn);
   magnitude_ = allocate(mn);
@@ -102,16 +102,16 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
 
   const std::uint64_t compiles_before = detail::nvrtc_compile_count();
   std::random_device entropy;
-  fill_inputs(sets_, (std::uint64_t{entropy()} << 32) ^ entropy());
+  fill_inputs(inputs_, (std::uint64_t{entropy()} << 32) ^ entropy());
   const Clock::time_point filled = finished();
   // The support kernels' first use in the process compiles them (or another thread compiled).
   const bool compiled = detail::nvrtc_compile_count() != compiles_before;
 
   // The reference: the naive kernel's arithmetic on set 0, with the magnitudes |A| |B| that
   // scale the error bound, in one pass.
-  const Set& s = sets_[0];
-  detail::reference_product(device_, problem.M, problem.N, problem.K, s.A->floats(), problem.lda,
-                            s.B->floats(), problem.ldb, reference_->floats(), magnitude_->floats(),
+  const Set& s = inputs_.sets[0];
+  detail::reference_product(device_, problem.M, problem.N, problem.K, s.A, problem.lda,
+                            s.B, problem.ldb, reference_->floats(), magnitude_->floats(),
                             stream_.get());
   if (!measure) return;
   const Clock::time_point referenced = finished();
@@ -142,45 +142,55 @@ GpuBench::Buffer GpuBench::allocate(std::size_t floats) const {
                                                    device_.ordinal, stream_.get());
 }
 
-std::vector<GpuBench::Set> GpuBench::allocate_sets(std::size_t count) const {
-  const std::size_t a_count = static_cast<std::size_t>(problem_.M * problem_.lda);
-  const std::size_t b_count = static_cast<std::size_t>(problem_.K * problem_.ldb);
-  const std::size_t c_count = static_cast<std::size_t>(problem_.M * problem_.ldc);
-  std::vector<Set> sets;
+namespace {
+
+// A set's share of an operand's buffer: rounded up to 64 floats, so that every set starts as
+// aligned as the buffer itself (the vectorized and TMA families need 16 bytes).
+std::size_t set_stride(std::size_t floats) { return (std::max<std::size_t>(floats, 1) + 63) / 64 * 64; }
+
+}  // namespace
+
+GpuBench::InputSets GpuBench::allocate_sets(std::size_t count) const {
+  const std::size_t a_stride = set_stride(static_cast<std::size_t>(problem_.M * problem_.lda));
+  const std::size_t b_stride = set_stride(static_cast<std::size_t>(problem_.K * problem_.ldb));
+  const std::size_t c_stride = set_stride(static_cast<std::size_t>(problem_.M * problem_.ldc));
+  InputSets inputs;
+  inputs.A = allocate(a_stride * count);
+  inputs.B = allocate(b_stride * count);
+  inputs.C = allocate(c_stride * count);
   for (std::size_t i = 0; i < count; ++i)
-    sets.push_back({allocate(a_count), allocate(b_count), allocate(c_count)});
-  return sets;
+    inputs.sets.push_back({inputs.A->floats() + i * a_stride, inputs.B->floats() + i * b_stride,
+                           inputs.C->floats() + i * c_stride});
+  return inputs;
 }
 
-// Every set gets its own seeds: generating costs one write of each element, a copy of set 0
-// would cost a read and a write. Padding past K (A) and N (B, C) is filled too, harmlessly.
-void GpuBench::fill_inputs(std::vector<Set>& sets, std::uint64_t seed) {
-  const std::size_t a_count = static_cast<std::size_t>(problem_.M * problem_.lda);
-  const std::size_t b_count = static_cast<std::size_t>(problem_.K * problem_.ldb);
-  for (std::size_t i = 0; i < sets.size(); ++i) {
-    detail::fill_uniform(device_, sets[i].A->floats(), a_count, seed + 2 * i, stream_.get());
-    detail::fill_uniform(device_, sets[i].B->floats(), b_count, seed + 2 * i + 1, stream_.get());
-  }
+// One fill per operand over all its sets, padding included (harmless: past K in A, past N in B).
+void GpuBench::fill_inputs(InputSets& inputs, std::uint64_t seed) {
+  const std::size_t count = inputs.sets.size();
+  const std::size_t a_floats = set_stride(static_cast<std::size_t>(problem_.M * problem_.lda)) * count;
+  const std::size_t b_floats = set_stride(static_cast<std::size_t>(problem_.K * problem_.ldb)) * count;
+  detail::fill_uniform(device_, inputs.A->floats(), a_floats, seed, stream_.get());
+  detail::fill_uniform(device_, inputs.B->floats(), b_floats, seed + 1, stream_.get());
 }
 
 const std::vector<GpuBench::Set>& GpuBench::sets_for(InputMode mode) {
-  if (mode == input_mode_) return sets_;
+  if (mode == input_mode_) return inputs_.sets;
   if (mode == InputMode::same_buffers)
     throw Error(ErrorKind::internal, "tilemm: a rotated problem's bench times no same-buffers launches");
-  if (rotated_sets_.empty()) {
+  if (rotated_.sets.empty()) {
     // Only timed launches read them, never a verification: random values of any seed will do.
     // Allocated and filled on the bench's stream, so the launches that follow wait for them.
-    std::vector<Set> sets = allocate_sets(rotated_set_count(problem_, device_.l2_bytes));
+    InputSets sets = allocate_sets(rotated_set_count(problem_, device_.l2_bytes));
     std::random_device entropy;
     fill_inputs(sets, (std::uint64_t{entropy()} << 32) ^ entropy());
-    rotated_sets_ = std::move(sets);
+    rotated_ = std::move(sets);
     if (detail::log_enabled(detail::LogLevel::debug))
       detail::log(detail::LogLevel::debug,
                   "bench of " + std::to_string(problem_.M) + "x" + std::to_string(problem_.N) + "x" +
-                      std::to_string(problem_.K) + ": " + std::to_string(rotated_sets_.size()) +
+                      std::to_string(problem_.K) + ": " + std::to_string(rotated_.sets.size()) +
                       " rotated input sets allocated for the finalists' look at rotated inputs");
   }
-  return rotated_sets_;
+  return rotated_.sets;
 }
 
 GemmArgs GpuBench::args_for(const Set& s) const {
@@ -190,11 +200,11 @@ GemmArgs GpuBench::args_for(const Set& s) const {
   a.K = problem_.K;
   a.alpha = 1.0f;
   a.beta = 0.0f;
-  a.A = s.A->floats();
+  a.A = s.A;
   a.lda = problem_.lda;
-  a.B = s.B->floats();
+  a.B = s.B;
   a.ldb = problem_.ldb;
-  a.C = s.C->floats();
+  a.C = s.C;
   a.ldc = problem_.ldc;
   return a;
 }
@@ -246,9 +256,9 @@ TimingResult GpuBench::time_plan(const RowSplitPlan& plan, double give_up_ms) {
 }
 
 CheckResult GpuBench::verify_launch(const Launcher& launch) {
-  const Set& s = sets_[0];
+  const Set& s = inputs_.sets[0];
   cudaStream_t stream = stream_.get();
-  float* const c = s.C->floats();
+  float* const c = s.C;
   // 0xFF bytes are a NaN: beta == 0 must overwrite every element without reading it.
   TILEMM_CUDA(cudaMemsetAsync(c, 0xFF, static_cast<std::size_t>(problem_.M * problem_.ldc) * sizeof(float), stream));
   launch(args_for(s), stream);

@@ -54,7 +54,7 @@ class GpuBench : public CandidateBench {
   // The input mode timed launches use (input_mode(problem, device.l2_bytes)) and how many sets
   // of inputs they rotate through (1 with same_buffers). Verification always uses set 0.
   InputMode input_mode() const override { return input_mode_; }
-  std::size_t input_sets() const { return sets_.size(); }
+  std::size_t input_sets() const { return inputs_.sets.size(); }
   // Timings on rotated inputs where input_mode() is same_buffers: the first allocates
   // rotated_set_count() sets of their own (timing_method.hpp) and fills them with random values;
   // a tuning asks only for its few finalists. Asked for same_buffers where input_mode() is
@@ -67,7 +67,7 @@ class GpuBench : public CandidateBench {
     return time_launch(launch, plan, give_up_ms, mode);
   }
   // How many rotated sets were allocated for such timings (0 until the first).
-  std::size_t rotated_sets() const { return rotated_sets_.size(); }
+  std::size_t rotated_sets() const { return rotated_.sets.size(); }
 
   // A part's kernel is the one loaded in this process (tuning the part loaded it), else it is
   // compiled with NVRTC (once per process).
@@ -106,13 +106,22 @@ class GpuBench : public CandidateBench {
   using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
   // Device memory taken on the bench's stream, given back on it when the bench goes.
   using Buffer = std::unique_ptr<detail::StreamWorkspace>;
+  // One set of a problem's A, B and C: views into an InputSets' buffers.
   struct Set {
+    float* A = nullptr;
+    float* B = nullptr;
+    float* C = nullptr;
+  };
+  // `sets` side by side in one buffer per operand: one allocation and one random fill each,
+  // however many sets there are (a small problem's rotated look needs tens of thousands).
+  struct InputSets {
     Buffer A, B, C;
+    std::vector<Set> sets;
   };
   Buffer allocate(std::size_t floats) const;
-  std::vector<Set> allocate_sets(std::size_t count) const;
-  void fill_inputs(std::vector<Set>& sets, std::uint64_t seed);
-  // The sets timed launches in `mode` rotate through: sets_, or rotated_sets_ (allocated and
+  InputSets allocate_sets(std::size_t count) const;
+  void fill_inputs(InputSets& inputs, std::uint64_t seed);
+  // The sets timed launches in `mode` rotate through: inputs_, or rotated_ (allocated and
   // filled on the first call).
   const std::vector<Set>& sets_for(InputMode mode);
   GemmArgs args_for(const Set& s) const;
@@ -125,8 +134,8 @@ class GpuBench : public CandidateBench {
   TimingPlan plan_;
   InputMode input_mode_;
   Stream stream_;  // before the buffers: they are freed on it, so it must outlive them
-  std::vector<Set> sets_;
-  std::vector<Set> rotated_sets_;  // for a same-buffers problem's finalists (sets_for)
+  InputSets inputs_;
+  InputSets rotated_;  // for a same-buffers problem's finalists (sets_for)
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)
   Buffer magnitude_;  // the same on |A| and |B|, which scales the error bound
   Buffer outside_;    // a detail::OutsideBound: the answer of each verification
