@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "candidate_provider.hpp"
@@ -20,7 +21,11 @@ class FakePrepared : public detail::PreparedCandidate {
 // every problem.
 class FakeVendorProvider : public detail::CandidateProvider {
  public:
-  std::string prefix() const override { return "fakevendor"; }
+  FakeVendorProvider() = default;
+  // A fake with another prefix, whose candidates are `prefix`_a1 and `prefix`_a2.
+  explicit FakeVendorProvider(std::string prefix)
+      : names{prefix + "_a1", prefix + "_a2"}, prefix_(std::move(prefix)) {}
+  std::string prefix() const override { return prefix_; }
   bool vendor() const override { return true; }
   bool available() override {
     ++availability_asked;
@@ -45,6 +50,9 @@ class FakeVendorProvider : public detail::CandidateProvider {
   int listed = 0;
   std::string unavailable;
   FakePrepared prepared;
+
+ private:
+  std::string prefix_ = "fakevendor";
 };
 
 }  // namespace tilemm::testing

@@ -128,6 +128,28 @@ TEST(CandidateProvider, AVariantWinsWhereItIsFasterAndWrongVendorResultsNeverWin
   EXPECT_EQ(find(out, "fakevendor_a2")->reason, "not in this fake library");
 }
 
+// A search finds a candidate's provider by its whole prefix, in whatever order it lists them: a
+// prefix that begins another's ("fakevendor", "fakevendorlt", as "cublas" and "cublaslt") never
+// claims the other's candidates.
+TEST(CandidateProvider, ACandidateGoesToTheProviderWhosePrefixItsNameHasWhole) {
+  FakeVendorProvider short_prefix;
+  FakeVendorProvider long_prefix("fakevendorlt");
+  const Problem problem = Problem::square(512);
+  for (const bool short_first : {true, false}) {
+    SCOPED_TRACE(short_first ? "fakevendor listed first" : "fakevendorlt listed first");
+    TuneSettings s;
+    s.providers = short_first
+                      ? std::vector<detail::CandidateProvider*>{&short_prefix, &long_prefix}
+                      : std::vector<detail::CandidateProvider*>{&long_prefix, &short_prefix};
+    EXPECT_EQ(provider_in_search(problem, s, "fakevendorlt_a1"), &long_prefix);
+    EXPECT_EQ(provider_in_search(problem, s, "fakevendor_a1"), &short_prefix);
+    EXPECT_EQ(provider_in_search(problem, s, "fakevendorltx_a1"), nullptr);
+    EXPECT_EQ(provider_in_search(problem, s, "tiled_t16_p0"), nullptr);
+  }
+  EXPECT_EQ(detail::name_prefix("cublaslt_v130100_m0_a1"), "cublaslt");
+  EXPECT_EQ(detail::name_prefix("naive"), "naive");
+}
+
 TEST(CandidateProvider, VendorOffLeavesVendorCandidatesOut) {
   FakeVendorProvider fake;
   ProviderBench bench;

@@ -155,8 +155,9 @@ detail::CandidateProvider* provider_in_search(const Problem& problem, const Tune
                                               const std::string& name) {
   const auto providers =
       settings.providers ? *settings.providers : detail::candidate_providers(problem);
+  const std::string first = detail::name_prefix(name);
   for (detail::CandidateProvider* provider : providers)
-    if (name.rfind(provider->prefix(), 0) == 0) return provider;
+    if (provider->prefix() == first) return provider;
   return nullptr;
 }
 

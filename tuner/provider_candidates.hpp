@@ -30,7 +30,8 @@ std::vector<CandidateResult> measure_provider_candidates(const DeviceInfo& devic
                                                          double best_ms);
 
 // The provider, of those a search of `problem` draws on (settings.providers, else
-// detail::candidate_providers(problem)), whose prefix begins `name`; nullptr for a variant's name.
+// detail::candidate_providers(problem)), whose prefix is detail::name_prefix(name); nullptr for a
+// variant's name.
 detail::CandidateProvider* provider_in_search(const Problem& problem, const TuneSettings& settings,
                                               const std::string& name);
 

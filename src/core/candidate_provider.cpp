@@ -48,8 +48,10 @@ std::vector<CandidateProvider*> candidate_providers(const Problem& problem) {
   return out;
 }
 
+std::string name_prefix(const std::string& name) { return name.substr(0, name.find('_')); }
+
 CandidateProvider* provider_of(const std::string& name) {
-  const std::string first = name.substr(0, name.find('_'));
+  const std::string first = name_prefix(name);
   for (CandidateProvider* p : candidate_providers())
     if (p->prefix() == first) return p;
   return nullptr;

@@ -65,7 +65,10 @@ class CandidateProvider {
 std::vector<CandidateProvider*> candidate_providers();
 // The providers a problem may draw on: all, or without the vendor ones when !problem.vendor.
 std::vector<CandidateProvider*> candidate_providers(const Problem& problem);
-// The provider whose prefix begins `name`, or nullptr (a variant's or a plan's name).
+// The part of a candidate's name that says whose it is: up to its first '_' (all of it without
+// one). A provider's prefix is compared with it whole: "cublas" names none of "cublaslt_..."'s.
+std::string name_prefix(const std::string& name);
+// The provider whose prefix is name_prefix(name), or nullptr (a variant's or a plan's name).
 CandidateProvider* provider_of(const std::string& name);
 // Whether `name` is a candidate of a vendor provider (provider_of(name)->vendor()).
 bool is_vendor_candidate(const std::string& name);
