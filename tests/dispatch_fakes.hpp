@@ -1,7 +1,7 @@
 // Fakes of the dispatcher's collaborators (src/dispatch/collaborators.hpp) for the CPU tests of
 // the fleet and of tilemm::Context: a local cache in memory, a kernel loader that loads nothing,
 // a tuner that always picks one winner (taking a while if asked) and records what it was
-// handed, and the wiring of a dispatcher over them. tests/test_dispatcher.cpp has fuller fakes
+// handed, and the wiring of a dispatcher over them. tests/dispatcher_rig.hpp has fuller fakes
 // of the local cache, for the dispatch logic itself.
 #pragma once
 

@@ -1,6 +1,7 @@
 // Background tuning's parts on the CPU: the callers' launch counters (src/core/device_activity.hpp),
 // the quiet samples (src/dispatch/quiet_timing.hpp) and the workers' queue
-// (src/dispatch/background_tuning.hpp). The dispatcher's use of them: test_dispatcher.cpp.
+// (src/dispatch/background_tuning.hpp). The dispatcher's use of them:
+// test_dispatcher_background.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // What the dispatcher reaches below it, as interfaces: the SQLite store, the fleet's store
 // (remote_store.hpp), the kernels of this process and NVRTC, and the tuner.
-// src/dispatch/real_collaborators.cpp wires the real ones, tests/test_dispatcher.cpp fakes, so
+// src/dispatch/real_collaborators.cpp wires the real ones, tests/dispatcher_rig.hpp fakes, so
 // that the dispatch logic is tested on the CPU.
 #pragma once
 

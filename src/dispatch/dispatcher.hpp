@@ -3,7 +3,7 @@
 // (stored_results.hpp), the fleet's store (fleet_results.hpp), a tuning under the cross-process lease (tuning_coordinator.hpp) or the
 // fallback (fallback_policy.hpp); winners are made ready by the binary cache (binary_cache.hpp).
 // What they reach below are interfaces (collaborators.hpp), so that the logic is tested on the
-// CPU with fakes (tests/test_dispatcher.cpp); src/api wires the real ones (real_collaborators.hpp).
+// CPU with fakes (tests/dispatcher_rig.hpp); src/api wires the real ones (real_collaborators.hpp).
 #pragma once
 
 #include <cstdint>

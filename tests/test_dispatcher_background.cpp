@@ -1,0 +1,195 @@
+// TunePolicy::background in the dispatcher, on the CPU: the first call runs the fallback at once,
+// a shape is tuned once in the background and later calls get its winner; a waiting or failing
+// tuning never holds a caller, and stopping never hangs or stores a half tuning.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "dispatcher_rig.hpp"
+
+namespace tilemm::dispatch {
+namespace {
+
+using namespace rig;  // NOLINT(google-build-using-namespace): the fakes every test here uses
+
+// A door the fake tuner waits at, opened by the test; `reached` says a tuning is waiting there.
+class Door {
+ public:
+  void open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  // Called by the tuning: waits until the door opens or `stop` says stop (checked every ms),
+  // for at most 20 s, so that a broken stop fails the test instead of hanging it.
+  void wait(const std::function<bool()>& stop = {}) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    reached_ = true;
+    changed_.notify_all();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!open_ && !(stop && stop()) && std::chrono::steady_clock::now() < deadline)
+      changed_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+  void wait_until_reached() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return reached_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  bool reached_ = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(Background, TheFirstCallRunsTheFallbackAtOnceAndLaterCallsTheWinnerOnceStored) {
+  Rig rig;
+  rig.tuner->winners[512] = "tiled_t32_p1";
+  Door door;
+  rig.tuner->during = [&](const TuneRequest&) { door.wait(); };
+  const Decision first = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_TRUE(first.fallback);
+  EXPECT_TRUE(first.queued);
+  EXPECT_EQ(kernel_of(first), variant_name(default_variant()));  // nothing tuned near it
+  door.wait_until_reached();  // the worker is tuning the shape, and the caller goes on
+  const Decision during_tuning = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_TRUE(during_tuning.fallback);
+  EXPECT_EQ(kernel_of(during_tuning), variant_name(default_variant()));
+  door.open();
+  rig.dispatcher->wait_for_background_tunings();
+  const Decision tuned = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_FALSE(tuned.fallback);
+  EXPECT_EQ(kernel_of(tuned), "tiled_t32_p1");
+  ASSERT_NE(rig.store->at(kShape), nullptr);
+  EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t32_p1");
+  EXPECT_EQ(rig.tuner->tuned, std::vector<std::int64_t>{512});
+  // Under its own name, so that a tune_on_miss caller of this process waits for its result.
+  EXPECT_EQ(rig.store->lease_log,
+            (std::vector<std::string>{"take host:1 background", "release host:1 background"}));
+}
+
+// autotune() under background answers at once too (the fallback, queued), and neither it nor
+// gemm() queues a shape that is queued or being tuned.
+TEST(Background, AShapeQueuedOrBeingTunedIsTunedOnceAndAutotuneDoesNotWaitForIt) {
+  Rig rig;
+  Door door;
+  rig.tuner->during = [&](const TuneRequest&) { door.wait(); };
+  const Problem other = Problem::dense(256, 512, 512, 4);
+  rig.gemm(kShape, TunePolicy::background);
+  door.wait_until_reached();
+  rig.gemm(other, TunePolicy::background);  // queued behind kShape: one worker per device
+  for (int i = 0; i < 3; ++i) {
+    const AutotuneResult r = rig.autotune(kShape, TunePolicy::background);
+    EXPECT_EQ(r.source, ResultSource::fallback);
+    EXPECT_EQ(rig.autotune(other, TunePolicy::background).source, ResultSource::fallback);
+    rig.gemm(kShape, TunePolicy::background);
+    rig.gemm(other, TunePolicy::background);
+  }
+  door.open();
+  rig.dispatcher->wait_for_background_tunings();
+  EXPECT_EQ(rig.tuner->tuned, (std::vector<std::int64_t>{512, 256}));
+  EXPECT_EQ(rig.autotune(other, TunePolicy::background).source, ResultSource::cache);
+  EXPECT_FALSE(rig.gemm(other, TunePolicy::background).fallback);
+}
+
+// Another process holds the shape's lease: the worker waits for its result (and tunes nothing)
+// while the callers keep running the fallback.
+TEST(Background, TheWorkerWaitsForAnotherProcessesLeaseWithoutHoldingTheCallers) {
+  Rig rig({}, LeaseTimes{300.0, 600.0, std::chrono::milliseconds(1)});
+  const std::string key = device().model_key() + "|512x512x512 (a4-dense)";
+  rig.store->leases[key] = {"host:2", 300.0};
+  Door other_process_done;
+  rig.store->other_process = [&](FakeStore& s) {
+    other_process_done.wait();  // the worker is blocked here, in the lease loop, until ...
+    s.add(stored(kShape, "tiled_t32_p0"));
+    s.leases.erase(key);
+  };
+  rig.gemm(kShape, TunePolicy::background);
+  other_process_done.wait_until_reached();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(rig.gemm(kShape, TunePolicy::background).fallback);
+  EXPECT_LT(seconds_since(start), 1.0);  // no caller waited for the lease
+  other_process_done.open();  // ... the other process stores its result and releases the lease
+  rig.dispatcher->wait_for_background_tunings();
+  EXPECT_EQ(kernel_of(rig.gemm(kShape, TunePolicy::background)), "tiled_t32_p0");
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+}
+
+TEST(Background, ATuningThatThrowsLeavesTheFallbackInPlaceAndSaysSo) {
+  Rig rig;
+  rig.tuner->during = [](const TuneRequest&) {
+    throw Error(ErrorKind::internal, "tilemm: tuning found no correct candidate");
+  };
+  ::testing::internal::CaptureStderr();
+  rig.gemm(kShape, TunePolicy::background);
+  rig.dispatcher->wait_for_background_tunings();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("background tuning of 512x512x512 (a4-dense) failed"), std::string::npos)
+      << said;
+  const Decision after = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_TRUE(after.fallback);
+  EXPECT_EQ(kernel_of(after), variant_name(default_variant()));
+  EXPECT_EQ(rig.store->puts, 0);
+  EXPECT_TRUE(rig.store->leases.empty());
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);  // background calls do not queue it again ...
+  rig.tuner->during = nullptr;
+  EXPECT_FALSE(rig.gemm(kShape, TunePolicy::tune_on_miss).fallback);  // ... a tuning call tunes
+  EXPECT_EQ(rig.tuner->tuned.size(), 2u);
+}
+
+// The dispatcher goes away (at exit, the process's stops the same way) while a tuning runs:
+// the tuning hears it, nothing of it is stored, its lease is released, and nothing hangs.
+TEST(Background, StoppingMidTuningStoresNothingReleasesTheLeaseAndDoesNotHang) {
+  Rig rig;
+  Door never_opened;
+  bool heard_stop = false;
+  rig.tuner->during = [&](const TuneRequest& request) {
+    const auto* hooks = request.hooks;
+    ASSERT_NE(hooks, nullptr);
+    never_opened.wait([&] { return heard_stop = hooks->stop_requested(); });
+  };
+  int puts = -1;
+  std::vector<std::string> lease_log;
+  std::size_t leases_held = 99;
+  rig.store->before_destruction = [&](const FakeStore& s) {
+    puts = s.puts;
+    lease_log = s.lease_log;
+    leases_held = s.leases.size();
+  };
+  rig.gemm(kShape, TunePolicy::background);
+  never_opened.wait_until_reached();
+  const auto start = std::chrono::steady_clock::now();
+  rig.dispatcher.reset();
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_TRUE(heard_stop);
+  EXPECT_EQ(puts, 0);
+  EXPECT_EQ(leases_held, 0u);
+  EXPECT_EQ(lease_log,
+            (std::vector<std::string>{"take host:1 background", "release host:1 background"}));
+}
+
+// Stopping also ends a wait for another process's lease, which may last max_wait_seconds.
+TEST(Background, StoppingEndsAWaitForAnotherProcessesLease) {
+  // A wait bounded at 30 s: a stop that is not heard fails the test below instead of hanging it.
+  Rig rig({}, LeaseTimes{300.0, 30.0, std::chrono::milliseconds(1)});
+  const std::string key = device().model_key() + "|512x512x512 (a4-dense)";
+  rig.store->leases[key] = {"host:2", 300.0};  // held, never released
+  Door waiting;
+  rig.store->other_process = [&](FakeStore&) { waiting.open(); };
+  rig.gemm(kShape, TunePolicy::background);
+  waiting.wait();  // the worker found the lease held at least once
+  const auto start = std::chrono::steady_clock::now();
+  rig.dispatcher.reset();
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
+}  // namespace
+}  // namespace tilemm::dispatch

@@ -1,0 +1,178 @@
+// The dispatcher with vendor candidates, on the CPU (a fake vendor provider): which stored
+// results serve callers that allow vendor candidates and those that ask for own kernels only,
+// and what is stored where no vendor library is available.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "cublas_provider.hpp"
+#include "cublaslt_provider.hpp"
+#include "dispatcher_rig.hpp"
+#include "fake_vendor_provider.hpp"
+
+namespace tilemm::dispatch {
+namespace {
+
+using namespace rig;  // NOLINT(google-build-using-namespace): the fakes every test here uses
+
+// The vendor providers of a test: the fake one, available or not, and, for a process without
+// any vendor library, cuBLASLt and cuBLAS taken away (whether the machine running the tests has
+// them or not) and put back after.
+struct VendorProviders {
+  explicit VendorProviders(bool available = true, bool without_vendor_libraries = false)
+      : without_vendor_libraries_(without_vendor_libraries) {
+    auto made = std::make_unique<testing::FakeVendorProvider>();
+    made->present = available;
+    fake = made.get();
+    detail::register_candidate_provider(std::move(made));
+    if (without_vendor_libraries_) {
+      detail::unregister_candidate_provider("cublaslt");
+      detail::unregister_candidate_provider("cublas");
+    }
+  }
+  ~VendorProviders() {
+    detail::unregister_candidate_provider("fakevendor");
+    if (without_vendor_libraries_) {
+      detail::register_candidate_provider(detail::make_cublaslt_provider());
+      detail::register_candidate_provider(detail::make_cublas_provider());
+    }
+  }
+  VendorProviders(const VendorProviders&) = delete;
+  VendorProviders& operator=(const VendorProviders&) = delete;
+  testing::FakeVendorProvider* fake = nullptr;
+
+ private:
+  bool without_vendor_libraries_;
+};
+
+Problem own_only(Problem p) {
+  p.vendor = false;
+  return p;
+}
+
+StoredEntry stored_own_only(const Problem& p, const std::string& winner) {
+  StoredEntry e = stored(p, winner);
+  e.candidate_set = cache::CandidateSet::own_only;
+  return e;
+}
+
+// A result tuned with own kernels only, stored first, is no answer for a caller that allows
+// vendor candidates: it might miss a faster vendor candidate. That caller tunes with them and
+// stores its result beside the other, which stays for the callers of own kernels only.
+TEST(Dispatcher, AnOwnOnlyResultIsAMissForACallerWithVendorCandidates) {
+  VendorProviders vendors;
+  Rig rig;
+  rig.store->add(stored_own_only(kShape, "tiled_t32_p0"));
+  rig.tuner->winners[kShape.M] = "fakevendor_a1";
+  const AutotuneResult r = rig.autotune(kShape);
+  EXPECT_EQ(r.source, ResultSource::tuned);
+  EXPECT_EQ(r.winner, "fakevendor_a1");
+  EXPECT_EQ(rig.tuner->vendor, std::vector<bool>{true});
+  ASSERT_NE(rig.store->at(kShape, cache::CandidateSet::with_vendor), nullptr);
+  EXPECT_EQ(rig.store->at(kShape, cache::CandidateSet::with_vendor)->winner, "fakevendor_a1");
+  ASSERT_NE(rig.store->at(kShape, cache::CandidateSet::own_only), nullptr);
+  EXPECT_EQ(rig.store->at(kShape, cache::CandidateSet::own_only)->winner, "tiled_t32_p0");
+
+  // Both are served from the cache now, each to its own callers.
+  EXPECT_EQ(rig.autotune(kShape).source, ResultSource::cache);
+  const AutotuneResult own = rig.autotune(own_only(kShape));
+  EXPECT_EQ(own.source, ResultSource::cache);
+  EXPECT_EQ(own.winner, "tiled_t32_p0");
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+}
+
+// A stored vendor winner cannot serve a process of own kernels only: it tunes once, and its
+// result is stored beside the vendor winner (which stays), so that the next such process on the
+// same cache is served with no tuning.
+TEST(Dispatcher, AnOwnOnlyTuningBesideAVendorWinnerIsStoredForTheNextProcess) {
+  VendorProviders vendors;
+  Rig first;
+  first.store->add(stored(kShape, "fakevendor_a1"));
+  const AutotuneResult tuned = first.autotune(own_only(kShape));
+  EXPECT_EQ(tuned.source, ResultSource::tuned);
+  EXPECT_EQ(tuned.winner, "tiled_t16_p0");
+  EXPECT_EQ(first.tuner->vendor, std::vector<bool>{false});
+  ASSERT_NE(first.store->at(kShape, cache::CandidateSet::own_only), nullptr);
+  EXPECT_EQ(first.store->at(kShape, cache::CandidateSet::own_only)->winner, "tiled_t16_p0");
+  EXPECT_EQ(first.store->at(kShape, cache::CandidateSet::with_vendor)->winner, "fakevendor_a1");
+  // The tuning's lease was its own: a tuning with vendor candidates of the shape takes another.
+  EXPECT_NE(tuning_lease_key(device(), own_only(kShape)), tuning_lease_key(device(), kShape));
+
+  Rig second;  // another process on the same cache file
+  second.store->entries = first.store->entries;
+  EXPECT_EQ(kernel_of(second.gemm(own_only(kShape))), "tiled_t16_p0");
+  const AutotuneResult served = second.autotune(own_only(kShape));
+  EXPECT_EQ(served.source, ResultSource::cache);
+  EXPECT_EQ(served.winner, "tiled_t16_p0");
+  const AutotuneResult vendor = second.autotune(kShape);
+  EXPECT_EQ(vendor.source, ResultSource::cache);
+  EXPECT_EQ(vendor.winner, "fakevendor_a1");
+  EXPECT_TRUE(second.tuner->tuned.empty());
+}
+
+// A tuning with vendor candidates whose winner is an own kernel timed every own candidate too:
+// it serves the callers of own kernels only with no tuning, from the cache and the preloaded
+// results alike.
+TEST(Dispatcher, AWithVendorResultWithAnOwnWinnerServesOwnOnlyCallers) {
+  VendorProviders vendors;
+  const Problem shipped = Problem::dense(640, 640, 640, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded")});
+  rig.store->add(stored(kShape, "tiled_t32_p0"));
+  const AutotuneResult cached = rig.autotune(own_only(kShape));
+  EXPECT_EQ(cached.source, ResultSource::cache);
+  EXPECT_EQ(cached.winner, "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(own_only(kShape))), "tiled_t32_p0");
+  const AutotuneResult preloaded = rig.autotune(own_only(shipped));
+  EXPECT_EQ(preloaded.source, ResultSource::preloaded);
+  EXPECT_EQ(preloaded.winner, "tiled_t8_p0");
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  EXPECT_EQ(rig.store->puts, 0);
+}
+
+// A shipped vendor winner is no answer for own kernels only, as a cached one: the shape is
+// tuned, and stored as own kernels only.
+TEST(Dispatcher, APreloadedVendorWinnerIsAMissForOwnOnlyCallers) {
+  VendorProviders vendors;
+  Rig rig({stored(kShape, "fakevendor_a2", "preloaded")});
+  EXPECT_EQ(rig.autotune(kShape).winner, "fakevendor_a2");
+  const AutotuneResult own = rig.autotune(own_only(kShape));
+  EXPECT_EQ(own.source, ResultSource::tuned);
+  ASSERT_NE(rig.store->at(kShape, cache::CandidateSet::own_only), nullptr);
+  EXPECT_EQ(rig.store->at(kShape, cache::CandidateSet::with_vendor), nullptr);
+}
+
+// Whether a vendor provider is available may cost loading its library: a process served an own
+// winner from its cache or the preloaded results never asks, whatever its callers allow.
+TEST(Dispatcher, AnOwnWinnerIsServedWithoutAskingWhetherAVendorLibraryIsThere) {
+  VendorProviders vendors(true, true);  // the fake is the only vendor provider
+  const Problem shipped = Problem::dense(640, 640, 640, 4);
+  Rig rig({stored(shipped, "tiled_t8_p0", "preloaded")});
+  rig.store->add(stored(kShape, "tiled_t32_p0"));
+  EXPECT_EQ(kernel_of(rig.gemm(kShape)), "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(own_only(kShape))), "tiled_t32_p0");
+  EXPECT_EQ(kernel_of(rig.gemm(shipped)), "tiled_t8_p0");
+  EXPECT_EQ(vendors.fake->availability_asked, 0);
+  // A miss asks: what it tunes with, and the set it stores under, depend on it.
+  rig.gemm(Problem::dense(768, 768, 768, 4));
+  EXPECT_GT(vendors.fake->availability_asked, 0);
+}
+
+// Where no vendor provider is available (no cuBLASLt in the process), a caller allowing vendor
+// candidates chooses among own kernels only: its tuning is stored as such, and results of own
+// kernels only serve it.
+TEST(Dispatcher, WithoutAVendorLibraryATuningIsStoredAsOwnKernelsOnly) {
+  VendorProviders vendors(false, true);
+  EXPECT_EQ(candidate_set_of(kShape), cache::CandidateSet::own_only);
+  Rig rig;
+  EXPECT_EQ(rig.autotune(kShape).source, ResultSource::tuned);
+  ASSERT_NE(rig.store->at(kShape, cache::CandidateSet::own_only), nullptr);
+  EXPECT_EQ(rig.store->at(kShape, cache::CandidateSet::with_vendor), nullptr);
+  const Problem other = Problem::dense(640, 640, 640, 4);
+  rig.store->add(stored_own_only(other, "tiled_t32_p0"));
+  EXPECT_EQ(rig.autotune(other).source, ResultSource::cache);
+  EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tilemm::dispatch
