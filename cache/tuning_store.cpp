@@ -282,6 +282,16 @@ std::optional<std::vector<char>> TuningStore::find_cubin(const std::string& arch
   return s.blob(0);
 }
 
+bool TuningStore::has_cubin(const std::string& arch, int nvrtc_version,
+                            const std::string& template_hash, const std::string& variant) const {
+  Statement s(db_,
+              "SELECT 1 FROM cubins WHERE arch=?1 AND nvrtc_version=?2 AND template_hash=?3 "
+              "AND variant=?4");
+  s.bind(1, arch).bind(2, static_cast<std::int64_t>(nvrtc_version)).bind(3, template_hash);
+  s.bind(4, variant);
+  return s.step();
+}
+
 void TuningStore::put_cubin(const std::string& arch, int nvrtc_version,
                             const std::string& template_hash, const std::string& variant,
                             const std::vector<char>& image) {

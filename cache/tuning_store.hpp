@@ -110,6 +110,9 @@ class TuningStore {
   std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
                                               const std::string& template_hash,
                                               const std::string& variant) const;
+  // Whether find_cubin would find one, without reading the image.
+  bool has_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
+                 const std::string& variant) const;
   void put_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
                  const std::string& variant, const std::vector<char>& image);
   // How many CUBINs the store holds and their bytes: the disk cost of compiling once per machine.

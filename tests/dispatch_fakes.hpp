@@ -62,6 +62,9 @@ class MemoryStore : public dispatch::ResultStore {
                                               const std::string&) override {
     return std::nullopt;
   }
+  bool has_cubin(const std::string&, int, const std::string&, const std::string&) override {
+    return false;
+  }
   void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
   bool try_acquire_lease(const std::string& k, const std::string& owner, double) override {
     lease_askers.push_back(owner);

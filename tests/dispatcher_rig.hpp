@@ -66,6 +66,7 @@ class FakeStore : public ResultStore {
            StoredEntry>
       entries;
   std::map<std::string, std::vector<char>> cubins;  // by variant
+  std::map<std::string, int> cubin_reads;           // find_cubin calls, by variant
   bool shared = false;
   bool fail = false;
   int puts = 0;
@@ -127,9 +128,14 @@ class FakeStore : public ResultStore {
   std::optional<std::vector<char>> find_cubin(const std::string&, int, const std::string&,
                                               const std::string& variant) override {
     check();
+    ++cubin_reads[variant];
     const auto it = cubins.find(variant);
     if (it == cubins.end()) return std::nullopt;
     return it->second;
+  }
+  bool has_cubin(const std::string&, int, const std::string&, const std::string& variant) override {
+    check();
+    return cubins.count(variant) > 0;
   }
   void put_cubin(const detail::CompiledVariant& compiled, const std::string&, int) override {
     check();
@@ -164,7 +170,8 @@ class FakeLoader : public KernelLoader {
  public:
   std::map<std::string, std::unique_ptr<detail::LoadedKernel>> loaded;
   std::vector<std::string> compiled;
-  std::vector<std::string> loads;  // "<variant> from <first byte of the image>"
+  std::vector<std::string> started;  // start_compile calls: compilations handed to the compilers
+  std::vector<std::string> loads;    // "<variant> from <first byte of the image>"
 
   const detail::LoadedKernel* find_loaded(const DeviceInfo&, const Variant& v) override {
     const auto it = loaded.find(variant_name(v));
@@ -181,6 +188,10 @@ class FakeLoader : public KernelLoader {
       slot->variant = v;
     }
     return *slot;
+  }
+  detail::BackgroundCompile start_compile(const Variant& v, const std::string&) override {
+    started.push_back(variant_name(v));
+    return detail::already_compiled();
   }
   detail::CompiledVariant compile(const Variant& v, const std::string& arch) override {
     compiled.push_back(variant_name(v));
@@ -205,8 +216,8 @@ class FakeTuner : public ShapeTuner {
   // The FP32 results' winners each was given (TuneRequest::highest_winner, highest_part_winners).
   std::vector<std::string> highest;
   std::vector<std::map<std::int64_t, std::string>> highest_parts;
-  // Candidates each tuning gets a CUBIN for through the request's compiler, and what it got:
-  // "<variant> <first byte of the image>".
+  // Candidates each tuning hands to the request's start_compile, then gets a CUBIN for through
+  // its compiler, as a budgeted search does, and what it got: "<variant> <first byte of the image>".
   std::vector<std::string> candidates;
   std::vector<std::string> binaries;
   // The budget and the measured shapes each tuning was given.
@@ -218,6 +229,8 @@ class FakeTuner : public ShapeTuner {
     tuned.push_back(problem.M);
     vendor.push_back(problem.vendor);
     if (during) during(request);
+    for (const auto& name : candidates)
+      if (request.start_compile) request.start_compile(parse_variant(name), "sm_90");
     for (const auto& name : candidates) {
       const auto binary = request.compile(parse_variant(name), "sm_90");
       binaries.push_back(name + " " + std::string(1, binary.cubin.empty() ? '?' : binary.cubin[0]));

@@ -48,6 +48,9 @@ class PathStore : public dispatch::ResultStore {
                                               const std::string&) override {
     return std::nullopt;
   }
+  bool has_cubin(const std::string&, int, const std::string&, const std::string&) override {
+    return false;
+  }
   void put_cubin(const detail::CompiledVariant&, const std::string&, int) override {}
   bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
     return file().try_acquire_lease(key, owner, ttl);

@@ -68,16 +68,19 @@ TEST(Dispatcher, AnAutotuneMissReadsNoPreloadedCandidateTables) {
   EXPECT_EQ(rig.preloaded_reads, 0);
 }
 
-// Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there,
-// and stores what it compiles, so a later tuning of any shape (here or in another process with
-// the same cache) compiles nothing it compiled before. A shared store serves and keeps none.
+// Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there
+// (reading the image once), and stores what it compiles, so a later tuning of any shape (here or in
+// another process with the same cache) compiles nothing it compiled before. A shared store serves
+// and keeps none.
 TEST(Dispatcher, ATuningCompilesOnlyTheCandidatesTheStoreLacksAndStoresThem) {
   Rig rig;
   rig.tuner->candidates = {"tiled_t8_p0", "tiled_t32_p1"};
   rig.store->cubins["tiled_t8_p0"] = {'S'};
   rig.gemm(kShape);
   EXPECT_EQ(rig.tuner->binaries, (std::vector<std::string>{"tiled_t8_p0 S", "tiled_t32_p1 C"}));
+  EXPECT_EQ(rig.loader->started, std::vector<std::string>{"tiled_t32_p1"});
   EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p1"});
+  EXPECT_EQ(rig.store->cubin_reads["tiled_t8_p0"], 1);  // its image read once, when it is used
   ASSERT_TRUE(rig.store->cubins.count("tiled_t32_p1"));
   rig.gemm(Problem::dense(256, 512, 512, 4));  // another shape: nothing compiled again
   EXPECT_EQ(rig.loader->compiled, std::vector<std::string>{"tiled_t32_p1"});

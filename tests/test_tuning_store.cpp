@@ -85,6 +85,12 @@ TEST(TuningStore, CubinsAreKeyedByArchNvrtcTemplateAndVariant) {
   EXPECT_FALSE(store.find_cubin("sm_90", 13010, "hash-a", "tiled_t32_p0").has_value());
   EXPECT_FALSE(store.find_cubin("sm_90", 13000, "hash-b", "tiled_t32_p0").has_value());
   EXPECT_FALSE(store.find_cubin("sm_90", 13000, "hash-a", "tiled_t16_p0").has_value());
+  // has_cubin answers as find_cubin does, key field by key field.
+  EXPECT_TRUE(store.has_cubin("sm_90", 13000, "hash-a", "tiled_t32_p0"));
+  EXPECT_FALSE(store.has_cubin("sm_80", 13000, "hash-a", "tiled_t32_p0"));
+  EXPECT_FALSE(store.has_cubin("sm_90", 13010, "hash-a", "tiled_t32_p0"));
+  EXPECT_FALSE(store.has_cubin("sm_90", 13000, "hash-b", "tiled_t32_p0"));
+  EXPECT_FALSE(store.has_cubin("sm_90", 13000, "hash-a", "tiled_t16_p0"));
 }
 
 TEST(TuningStore, StalenessIsDecidedPerEntry) {

@@ -59,7 +59,7 @@ detail::CompiledVariant BinaryCache::candidate_binary(const DeviceInfo& device, 
 
 detail::BackgroundCompile BinaryCache::start_candidate_compile(const DeviceInfo& device,
                                                               const Variant& v) {
-  if (stored(device, v)) return detail::already_compiled();
+  if (has_stored(device, v)) return detail::already_compiled();
   return loader_.start_compile(v, device.arch());
 }
 
@@ -71,6 +71,13 @@ std::optional<std::vector<char>> BinaryCache::stored(const DeviceInfo& device, c
                        return store.find_cubin(device.arch(), device.nvrtc_version,
                                                template_hash_of(v), variant_name(v));
                      });
+}
+
+bool BinaryCache::has_stored(const DeviceInfo& device, const Variant& v) {
+  return store_.with(unusable_cubin_warning(v), false, [&](ResultStore& store) {
+    return store.loads_stored_code() &&
+           store.has_cubin(device.arch(), device.nvrtc_version, template_hash_of(v), variant_name(v));
+  });
 }
 
 void BinaryCache::save(const DeviceInfo& device, const detail::CompiledVariant& compiled) {

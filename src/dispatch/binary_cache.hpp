@@ -39,6 +39,8 @@ class BinaryCache {
   // The store's CUBIN of `v` for `device`: none where the store's code may not be loaded or it
   // holds none; a store failure warns and counts as none.
   std::optional<std::vector<char>> stored(const DeviceInfo& device, const Variant& v);
+  // Whether stored(device, v) would find one, without reading it.
+  bool has_stored(const DeviceInfo& device, const Variant& v);
 
   GuardedStore& store_;
   KernelLoader& loader_;

@@ -42,6 +42,10 @@ class ResultStore {
   virtual std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
                                                       const std::string& template_hash,
                                                       const std::string& variant) = 0;
+  // Whether find_cubin would find one, without reading it: a tuning asks this as it hands a
+  // candidate to the compilers, and reads the image only when it verifies the candidate.
+  virtual bool has_cubin(const std::string& arch, int nvrtc_version,
+                         const std::string& template_hash, const std::string& variant) = 0;
   virtual void put_cubin(const detail::CompiledVariant& compiled, const std::string& arch,
                          int nvrtc_version) = 0;
   virtual bool try_acquire_lease(const std::string& key, const std::string& owner,

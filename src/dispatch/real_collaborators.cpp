@@ -46,6 +46,10 @@ class CacheResultStore : public ResultStore {
                                               const std::string& variant) override {
     return store().find_cubin(arch, nvrtc_version, template_hash, variant);
   }
+  bool has_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
+                 const std::string& variant) override {
+    return store().has_cubin(arch, nvrtc_version, template_hash, variant);
+  }
   void put_cubin(const detail::CompiledVariant& compiled, const std::string& arch,
                  int nvrtc_version) override {
     store().put_cubin(arch, nvrtc_version, compiled.template_hash, compiled.name, compiled.cubin);
