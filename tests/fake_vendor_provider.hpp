@@ -27,6 +27,7 @@ class FakeVendorProvider : public detail::CandidateProvider {
       : names{prefix + "_a1", prefix + "_a2"}, prefix_(std::move(prefix)) {}
   std::string prefix() const override { return prefix_; }
   bool vendor() const override { return true; }
+  bool reference() const override { return is_reference; }
   bool available() override {
     ++availability_asked;
     return present;
@@ -46,6 +47,7 @@ class FakeVendorProvider : public detail::CandidateProvider {
   }
   std::vector<std::string> names{"fakevendor_a1", "fakevendor_a2"};
   bool present = true;  // available(): false stands for a vendor library missing here
+  bool is_reference = false;  // reference(): true stands for cuBLAS's cublasSgemm
   int availability_asked = 0;
   int listed = 0;
   std::string unavailable;

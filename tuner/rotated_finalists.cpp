@@ -20,7 +20,21 @@ bool faster(const Finalist* a, const Finalist* b) {
   return a->result->variant < b->result->variant;
 }
 
-double worse_case(const Finalist& f) { return std::max(f.result->stats.median_ms, f.rotated_ms); }
+// What a finalist's times are measured against in each mode: the reference's medians (the call an
+// application would otherwise make) where it was timed both ways, else the best median of each
+// mode among the contenders (rotated: among those timed so).
+struct Yardstick {
+  double same_ms = std::numeric_limits<double>::infinity();
+  double rotated_ms = std::numeric_limits<double>::infinity();
+  std::string name = "the best";  // the reference's name, or "the best"
+  bool fixed = false;             // the reference's: timing another contender does not move it
+};
+
+// How far a contender timed both ways is behind the yardstick in its worse mode: the larger of its
+// two medians over the yardstick's.
+double worse_ratio(const Finalist& f, const Yardstick& y) {
+  return std::max(f.result->stats.median_ms / y.same_ms, f.rotated_ms / y.rotated_ms);
+}
 
 bool ok(const Finalist& f) { return f.result->status == CandidateStatus::ok; }
 
@@ -41,7 +55,7 @@ void time_rotated(const std::vector<Finalist*>& timed, const TuneSettings& setti
     for (std::size_t j = 0; j < timed.size(); ++j) {
       const std::size_t i = p % 2 == 0 ? j : timed.size() - 1 - j;
       Finalist& f = *timed[i];
-      if (!ok(f)) continue;
+      if (!ok(f) && !f.reference) continue;
       try {
         stats[i].push_back(f.time(pass, InputMode::rotated).stats);
       } catch (const std::exception& e) {
@@ -49,7 +63,8 @@ void time_rotated(const std::vector<Finalist*>& timed, const TuneSettings& setti
       }
     }
   for (std::size_t i = 0; i < timed.size(); ++i)
-    if (ok(*timed[i]) && !stats[i].empty()) timed[i]->rotated_ms = over_passes(stats[i]).median_ms;
+    if ((ok(*timed[i]) || timed[i]->reference) && !stats[i].empty())
+      timed[i]->rotated_ms = over_passes(stats[i]).median_ms;
 }
 
 }  // namespace
@@ -73,8 +88,15 @@ std::vector<Finalist*> choose_finalists(std::vector<Finalist>& contenders) {
 void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& bench,
                             const TuneSettings& settings, double deadline_ms) {
   if (bench.input_mode() != InputMode::same_buffers) return;
-  const std::vector<Finalist*> finalists = choose_finalists(contenders);
-  if (finalists.size() < 2) return;  // nothing to choose between
+  std::vector<Finalist*> timed = choose_finalists(contenders);
+  if (timed.size() < 2) return;  // nothing to choose between
+  Finalist* reference = nullptr;
+  for (auto& c : contenders)  // the reference provider's fastest candidate
+    if (c.reference && (ok(c) || c.result->status == CandidateStatus::pruned) &&
+        (reference == nullptr || faster(&c, reference)))
+      reference = &c;
+  if (reference != nullptr && std::find(timed.begin(), timed.end(), reference) == timed.end())
+    timed.push_back(reference);
   const TimingPlan full = bench.timing_plan();
   TimingPlan plan = full;
   plan.warmup = std::min(plan.warmup, 1);
@@ -85,7 +107,7 @@ void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& b
     // What the look costs (rotated launches estimated at their median on the same buffers), and
     // at least: a warm-up, a probe and a sample per pass, 3 samples each.
     double cost = 0.0, least = 0.0;
-    for (const Finalist* f : finalists) {
+    for (const Finalist* f : timed) {
       const double t = std::max(f->result->stats.median_ms, 1e-3);
       const double samples =
           std::clamp(plan.target_ms / t, double(plan.min_samples), double(plan.max_samples));
@@ -103,50 +125,75 @@ void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& b
       plan.min_samples = std::min(plan.min_samples, 3);
     }
   }
-  time_rotated(finalists, settings, plan, passes);
-  const auto best_worse_case = [&] {
-    const Finalist* best = nullptr;
+  time_rotated(timed, settings, plan, passes);
+  const auto yardstick = [&] {
+    Yardstick y;
+    if (reference != nullptr && reference->rotated_ms > 0) {
+      y.same_ms = reference->result->stats.median_ms;
+      y.rotated_ms = reference->rotated_ms;
+      y.name = reference->result->variant;
+      y.fixed = true;
+      return y;
+    }
+    for (const Finalist& c : contenders) {
+      if (!ok(c)) continue;
+      y.same_ms = std::min(y.same_ms, c.result->stats.median_ms);
+      if (c.rotated_ms >= 0) y.rotated_ms = std::min(y.rotated_ms, c.rotated_ms);
+    }
+    return y;
+  };
+  const auto least_worse_ratio = [&](const Yardstick& y) {
+    const Finalist* least = nullptr;
     for (const Finalist& c : contenders)
       if (ok(c) && c.rotated_ms >= 0 &&
-          (best == nullptr || worse_case(c) < worse_case(*best) ||
-           (worse_case(c) == worse_case(*best) && faster(&c, best))))
-        best = &c;
-    return best;
+          (least == nullptr || worse_ratio(c, y) < worse_ratio(*least, y) ||
+           (worse_ratio(c, y) == worse_ratio(*least, y) && faster(&c, least))))
+        least = &c;
+    return least;
   };
   if (!budgeted) {
-    // The exhaustive search: any contender faster on the same buffers than the best slower mode
-    // so far could beat it, fastest first; each is timed once.
+    // The exhaustive search: every other contender, fastest on the same buffers first, that could
+    // still win, or (against the best of each mode) move the best rotated median, a launch being
+    // taken to be no faster on rotated inputs than on the same buffers; each is timed once.
     std::vector<Finalist*> rest;
     for (auto& c : contenders)
       if (ok(c) && c.rotated_ms < 0) rest.push_back(&c);
     std::sort(rest.begin(), rest.end(), faster);
     for (Finalist* c : rest) {
-      const Finalist* best = best_worse_case();
-      if (best == nullptr || c->result->stats.median_ms >= worse_case(*best)) break;
+      const Yardstick y = yardstick();
+      const Finalist* least = least_worse_ratio(y);
+      if (least == nullptr) break;
+      const double same = c->result->stats.median_ms;
+      if (same / y.same_ms >= worse_ratio(*least, y) && (y.fixed || same >= y.rotated_ms)) break;
       time_rotated({c}, settings, full, 1);
     }
   }
-  const Finalist* winner = best_worse_case();
+  const Yardstick y = yardstick();
+  const Finalist* winner = least_worse_ratio(y);
   if (winner == nullptr) return;
   std::string timed_text;
   for (auto& c : contenders) {
-    if (c.rotated_ms >= 0 && ok(c))
+    if (c.rotated_ms >= 0 && (ok(c) || c.reference))
       timed_text += "; " + c.result->variant + ": " + both_medians(c);
     if (&c == winner || !ok(c) || !faster(&c, winner)) continue;
     CandidateResult& r = *c.result;
     r.status = CandidateStatus::pruned;
-    char text[200];
+    char text[320];
     std::snprintf(text, sizeof text,
-                  "; %s, the winner, took %.4g ms and %.4g ms (the slower mode decides)",
+                  "; %s, the winner, took %.4g ms and %.4g ms (at most %.3gx %s in either mode)",
                   winner->result->variant.c_str(), winner->result->stats.median_ms,
-                  winner->rotated_ms);
-    r.reason = (c.rotated_ms >= 0 ? "slower on rotated inputs (L2-cold): " + both_medians(c)
-                                  : std::string("not among the finalists timed on rotated inputs")) +
+                  winner->rotated_ms, worse_ratio(*winner, y), y.name.c_str());
+    char behind[160];
+    std::snprintf(behind, sizeof behind, ", %.3gx %s rotated", c.rotated_ms / y.rotated_ms,
+                  y.name.c_str());
+    r.reason = (c.rotated_ms >= 0
+                    ? "slower on rotated inputs (L2-cold): " + both_medians(c) + behind
+                    : std::string("not among the finalists timed on rotated inputs")) +
                text;
   }
   if (detail::log_enabled(detail::LogLevel::debug))
-    detail::log(detail::LogLevel::debug,
-                "rotated look at the finalists: winner " + winner->result->variant + timed_text);
+    detail::log(detail::LogLevel::debug, "rotated look at the finalists, against " + y.name +
+                                             ": winner " + winner->result->variant + timed_text);
 }
 
 }  // namespace tilemm::tuner

@@ -19,11 +19,13 @@ namespace tilemm::tuner {
 // mode's problems are timed stales only theirs: the shipped preloaded results of large shapes,
 // timed rotated, stay fresh when the same-buffers method changes. History: 1, inputs always
 // rotated; 2, the input mode below; 3, same buffers only: the finalists also timed on rotated
-// copies and ranked by their slower mode (docs/tuning.md, "The rotated look at the finalists").
+// copies and ranked by their slower mode; 4, same buffers only: ranked by how far each is behind
+// cuBLAS's own call (else the best) in either mode (docs/tuning.md, "The rotated look at the
+// finalists").
 // kTimingMethodVersion is the newest, what tilemm-tune --version names.
 constexpr int kRotatedTimingMethodVersion = 2;
-constexpr int kSameBuffersTimingMethodVersion = 3;
-constexpr int kTimingMethodVersion = 3;
+constexpr int kSameBuffersTimingMethodVersion = 4;
+constexpr int kTimingMethodVersion = 4;
 
 enum class InputMode {
   // Consecutive launches use consecutive copies of A, B and C that together exceed the L2 several

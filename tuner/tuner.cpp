@@ -269,7 +269,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   }
 
   // A problem timed on the same buffers: its finalists, own kernels' and providers' alike, are
-  // timed on rotated inputs too, and the slower mode ranks them (rotated_finalists.hpp).
+  // timed on rotated inputs too, and how far each is behind the best of either mode ranks them
+  // (rotated_finalists.hpp).
   if (bench.input_mode() == InputMode::same_buffers) {
     const double no_give_up = std::numeric_limits<double>::infinity();
     std::vector<Finalist> contenders;
@@ -282,11 +283,14 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
     }
     for (auto& r : provider_results) {
       detail::CandidateProvider* provider = provider_in_search(problem, settings, r.variant);
-      if (provider == nullptr || r.status != CandidateStatus::ok) continue;
+      if (provider == nullptr) continue;
+      const bool reference = provider->reference() && r.stats.median_ms > 0 &&
+                             (r.status == CandidateStatus::ok || r.status == CandidateStatus::pruned);
+      if (r.status != CandidateStatus::ok && !reference) continue;
       const auto time = [&, provider](const TimingPlan& plan, InputMode mode) {
         return time_provider_candidate(device, bench, *provider, r.variant, plan, mode);
       };
-      contenders.push_back({&r, provider->prefix(), time});
+      contenders.push_back({&r, provider->prefix(), time, -1.0, reference});
     }
     look_at_rotated_inputs(contenders, bench, settings, deadline_ms);
   }

@@ -41,6 +41,10 @@ class CandidateProvider {
   // A vendor library's kernels (cuBLASLt, cuBLAS): excluded where a problem asks for own kernels only
   // (Problem::vendor, Options::vendor, TILEMM_VENDOR=off).
   virtual bool vendor() const = 0;
+  // Whether its candidates are the call an application would otherwise make (cuBLAS's
+  // cublasSgemm): the rotated look at a same-buffers problem's finalists measures them against it
+  // in each mode (tuner/rotated_finalists.hpp).
+  virtual bool reference() const { return false; }
   // Whether its candidates can be listed and run in this process (its library loaded); the same
   // answer for the life of the process. A tuning whose vendor providers are all unavailable
   // chose among own kernels only, and its result is stored as such (cache/candidate_set.hpp).

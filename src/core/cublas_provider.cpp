@@ -83,6 +83,7 @@ class CublasProvider : public CandidateProvider {
  public:
   std::string prefix() const override { return kCublasPrefix; }
   bool vendor() const override { return true; }
+  bool reference() const override { return true; }
   bool available() override { return cublas() != nullptr; }
 
   std::string why_not_a_name(const std::string& name) const override {
