@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <sys/wait.h>
 
 #include "candidate_provider.hpp"
 #include "cublas_library.hpp"
+#include "cublas_provider.hpp"
 #include "cublaslt_library.hpp"
 #include "gpu_test_support.hpp"
 #include "provenance.hpp"
@@ -109,6 +111,52 @@ TEST(VendorCandidates, CublasSgemmMatchesTheFloat64ReferenceWithOddLeadingDimens
   REQUIRE_CUBLAS();
   // Two math modes for medium, one for highest, on each of the five shapes.
   EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 15);
+}
+
+// Calls on more streams than keep a cuBLAS workspace (kCublasKeptWorkspaces), enqueued together
+// before any is waited for: long K, where cuBLAS splits K through its workspace, so streams that
+// shared one would corrupt each other's sums.
+TEST(VendorCandidates, CublasSgemmOnManyStreamsAtOnceKeepsEachStreamsWorkspaceApart) {
+  REQUIRE_CUBLAS();
+  const DeviceInfo& device = current_device();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::int64_t M = 24, N = 40, K = 7001;
+  const float alpha = 1.0f, beta = 0.0f;
+  const std::size_t streams = detail::kCublasKeptWorkspaces + 3;
+  struct Call {
+    std::vector<float> a, b;
+    testing::Reference ref;
+    std::unique_ptr<testing::DeviceBuffer> A, B, C;
+    cudaStream_t stream = nullptr;
+  };
+  std::vector<Call> calls(streams);
+  const std::string name = provider("cublas").candidates(device, Problem::dense(M, N, K)).back();
+  const auto& sgemm = provider("cublas").prepare(name, device);
+  for (auto& c : calls) {
+    c.a = testing::random_matrix(static_cast<std::size_t>(M * K), rng);
+    c.b = testing::random_matrix(static_cast<std::size_t>(K * N), rng);
+    const std::vector<float> zero(static_cast<std::size_t>(M * N), 0.0f);
+    c.ref = testing::reference_gemm(M, N, K, alpha, c.a, K, c.b, N, beta, zero, N);
+    c.A = std::make_unique<testing::DeviceBuffer>(c.a.size());
+    c.B = std::make_unique<testing::DeviceBuffer>(c.b.size());
+    c.C = std::make_unique<testing::DeviceBuffer>(zero.size());
+    c.A->upload(c.a);
+    c.B->upload(c.b);
+    testing::cuda_ok(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  for (int round = 0; round < 3; ++round)
+    for (auto& c : calls)
+      sgemm.enqueue({M, N, K, alpha, c.A->get(), K, c.B->get(), N, beta, c.C->get(), N}, c.stream);
+  testing::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto out = calls[i].C->download();
+    std::int64_t wrong = 0;
+    for (std::size_t at = 0; at < out.size(); ++at)
+      wrong += !(std::fabs(out[at] - calls[i].ref.value[at]) <=
+                 testing::tolerance(K, calls[i].ref.magnitude[at]));
+    EXPECT_EQ(wrong, 0) << name << " on stream " << i;
+    testing::cuda_ok(cudaStreamDestroy(calls[i].stream), "cudaStreamDestroy");
+  }
 }
 
 struct Child {

@@ -3,6 +3,7 @@
 #include <climits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "cuda_check.hpp"
 #include "cublas_library.hpp"
@@ -27,10 +28,15 @@ std::string why_too_large(const Problem& p) {
 
 // One cuBLAS handle per device, created with that device current. A handle is used by one thread
 // at a time (cuBLAS's rule), so each call holds its lock while it sets the stream, the math mode
-// and the workspace and enqueues the GEMM.
+// and the workspace and enqueues the GEMM. The handle's own workspace would be shared by every
+// stream, so each stream's calls get one of their own (cuBLAS's advice), kept for the next call:
+// taken from the pool at every call, it cost a small GEMM more than the GEMM. A stream destroyed
+// with calls pending whose address a new stream took at once would share theirs, as with any
+// per-stream workspace keyed by the stream.
 struct DeviceHandle {
   std::mutex mutex;
   cublasHandle_t handle = nullptr;
+  std::map<cudaStream_t, void*> workspaces;  // by stream, at most kCublasKeptWorkspaces
 };
 
 DeviceHandle& device_handle(const Cublas& blas, int device) {
@@ -56,23 +62,40 @@ class PreparedSgemm : public PreparedCandidate {
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS multiplies B (N x K, ldb) by
   // A (K x M, lda) into C (N x M, ldc).
   void enqueue(const GemmArgs& g, cudaStream_t stream) const override {
-    StreamWorkspace workspace(kCublasWorkspaceBytes, device_, stream);
-    {
-      std::lock_guard<std::mutex> lock(handle_.mutex);
-      check_cublas(blas_.set_stream(handle_.handle, stream), "cublasSetStream");
-      check_cublas(blas_.set_math_mode(handle_.handle, math_), "cublasSetMathMode");
-      check_cublas(blas_.set_workspace(handle_.handle, workspace.floats(), kCublasWorkspaceBytes),
-                   "cublasSetWorkspace");
-      check_cublas(blas_.sgemm(handle_.handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.N),
-                               static_cast<int>(g.M), static_cast<int>(g.K), &g.alpha, g.B,
-                               static_cast<int>(g.ldb), g.A, static_cast<int>(g.lda), &g.beta, g.C,
-                               static_cast<int>(g.ldc)),
-                   "cublasSgemm");
-    }
-    workspace.release();
+    std::lock_guard<std::mutex> lock(handle_.mutex);
+    void* kept = kept_workspace(stream);
+    // A stream beyond those kept takes its workspace from the pool, call by call.
+    std::optional<StreamWorkspace> pooled;
+    if (kept == nullptr) kept = pooled.emplace(kCublasWorkspaceBytes, device_, stream).floats();
+    check_cublas(blas_.set_stream(handle_.handle, stream), "cublasSetStream");
+    check_cublas(blas_.set_math_mode(handle_.handle, math_), "cublasSetMathMode");
+    check_cublas(blas_.set_workspace(handle_.handle, kept, kCublasWorkspaceBytes),
+                 "cublasSetWorkspace");
+    check_cublas(blas_.sgemm(handle_.handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.N),
+                             static_cast<int>(g.M), static_cast<int>(g.K), &g.alpha, g.B,
+                             static_cast<int>(g.ldb), g.A, static_cast<int>(g.lda), &g.beta, g.C,
+                             static_cast<int>(g.ldc)),
+                 "cublasSgemm");
+    if (pooled) pooled->release();
   }
 
  private:
+  // The workspace kept for `stream`'s calls, allocated at its first call; nullptr where
+  // kCublasKeptWorkspaces streams of this device have one already. The handle's lock is held.
+  void* kept_workspace(cudaStream_t stream) const {
+    if (const auto it = handle_.workspaces.find(stream); it != handle_.workspaces.end())
+      return it->second;
+    if (handle_.workspaces.size() >= kCublasKeptWorkspaces) return nullptr;
+    int current = 0;
+    TILEMM_CUDA(cudaGetDevice(&current));
+    if (current != device_) TILEMM_CUDA(cudaSetDevice(device_));
+    void* memory = nullptr;
+    const cudaError_t status = cudaMalloc(&memory, kCublasWorkspaceBytes);
+    if (current != device_) TILEMM_CUDA(cudaSetDevice(current));
+    check_cuda(status, "cudaMalloc of a stream's 32 MiB cuBLAS workspace");
+    return handle_.workspaces[stream] = memory;
+  }
+
   const Cublas& blas_;
   int device_;
   cublasMath_t math_;

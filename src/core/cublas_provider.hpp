@@ -19,9 +19,12 @@
 namespace tilemm::detail {
 
 inline constexpr const char* kCublasPrefix = "cublas";
-// The workspace a call gives cuBLAS, from tilemm's stream-ordered pool (launch.hpp): cuBLAS's own
-// default is shared by every stream of a handle, and tilemm calls it from any stream.
+// The workspace a call gives cuBLAS: cuBLAS's own default is shared by every stream of a handle,
+// and tilemm calls it from any stream. Each of the first kCublasKeptWorkspaces streams of a device
+// to call it gets one, kept for the life of the process; later streams' calls take one from
+// tilemm's stream-ordered pool (launch.hpp) each.
 inline constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+inline constexpr std::size_t kCublasKeptWorkspaces = 8;
 
 struct CublasCall {
   std::int64_t version = 0;
