@@ -7,6 +7,7 @@
 
 #include "cuda_check.hpp"
 #include "cublas_library.hpp"
+#include "device_current.hpp"
 #include "launch.hpp"
 #include "text_fields.hpp"
 #include "tilemm/error.hpp"
@@ -45,11 +46,7 @@ DeviceHandle& device_handle(const Cublas& blas, int device) {
   std::lock_guard<std::mutex> lock(mutex);
   DeviceHandle& h = (*handles)[device];
   if (h.handle != nullptr) return h;
-  int current = 0;
-  TILEMM_CUDA(cudaGetDevice(&current));
-  if (current != device) TILEMM_CUDA(cudaSetDevice(device));
-  const cublasStatus_t status = blas.create(&h.handle);
-  if (current != device) TILEMM_CUDA(cudaSetDevice(current));
+  const cublasStatus_t status = with_device_current(device, [&] { return blas.create(&h.handle); });
   check_cublas(status, "cublasCreate");
   return h;
 }
@@ -86,12 +83,9 @@ class PreparedSgemm : public PreparedCandidate {
     if (const auto it = handle_.workspaces.find(stream); it != handle_.workspaces.end())
       return it->second;
     if (handle_.workspaces.size() >= kCublasKeptWorkspaces) return nullptr;
-    int current = 0;
-    TILEMM_CUDA(cudaGetDevice(&current));
-    if (current != device_) TILEMM_CUDA(cudaSetDevice(device_));
     void* memory = nullptr;
-    const cudaError_t status = cudaMalloc(&memory, kCublasWorkspaceBytes);
-    if (current != device_) TILEMM_CUDA(cudaSetDevice(current));
+    const cudaError_t status =
+        with_device_current(device_, [&] { return cudaMalloc(&memory, kCublasWorkspaceBytes); });
     check_cuda(status, "cudaMalloc of a stream's 32 MiB cuBLAS workspace");
     return handle_.workspaces[stream] = memory;
   }

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cuda_check.hpp"
+#include "device_current.hpp"
 #include "log.hpp"
 #include "tilemm/error.hpp"
 #include "toolkit_library.hpp"
@@ -65,12 +66,8 @@ cublasLtHandle_t cublaslt_handle(const CublasLt& lt, int device) {
   static auto* handles = new std::map<int, cublasLtHandle_t>();  // never destroyed, like kernels
   std::lock_guard<std::mutex> lock(mutex);
   if (const auto it = handles->find(device); it != handles->end()) return it->second;
-  int current = 0;
-  TILEMM_CUDA(cudaGetDevice(&current));
-  if (current != device) TILEMM_CUDA(cudaSetDevice(device));
   cublasLtHandle_t handle = nullptr;
-  const cublasStatus_t status = lt.create(&handle);
-  if (current != device) TILEMM_CUDA(cudaSetDevice(current));
+  const cublasStatus_t status = with_device_current(device, [&] { return lt.create(&handle); });
   check_cublaslt(status, "cublasLtCreate");
   (*handles)[device] = handle;
   return handle;
