@@ -38,6 +38,12 @@ double worse_ratio(const Finalist& f, const Yardstick& y) {
 
 bool ok(const Finalist& f) { return f.result->status == CandidateStatus::ok; }
 
+// Whether the look times `f` rotated: a contender still in the running, or the reference where no
+// launch of it failed (the search may have dropped it).
+bool timed_rotated(const Finalist& f) {
+  return ok(f) || (f.reference && f.result->status == CandidateStatus::pruned);
+}
+
 std::string both_medians(const Finalist& f) {
   char text[120];
   std::snprintf(text, sizeof text, "%.4g ms on the same buffers, %.4g ms rotated",
@@ -55,7 +61,7 @@ void time_rotated(const std::vector<Finalist*>& timed, const TuneSettings& setti
     for (std::size_t j = 0; j < timed.size(); ++j) {
       const std::size_t i = p % 2 == 0 ? j : timed.size() - 1 - j;
       Finalist& f = *timed[i];
-      if (!ok(f) && !f.reference) continue;
+      if (!timed_rotated(f)) continue;
       try {
         stats[i].push_back(f.time(pass, InputMode::rotated).stats);
       } catch (const std::exception& e) {
@@ -63,7 +69,7 @@ void time_rotated(const std::vector<Finalist*>& timed, const TuneSettings& setti
       }
     }
   for (std::size_t i = 0; i < timed.size(); ++i)
-    if ((ok(*timed[i]) || timed[i]->reference) && !stats[i].empty())
+    if (timed_rotated(*timed[i]) && !stats[i].empty())
       timed[i]->rotated_ms = over_passes(stats[i]).median_ms;
 }
 
@@ -92,9 +98,7 @@ void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& b
   if (timed.size() < 2) return;  // nothing to choose between
   Finalist* reference = nullptr;
   for (auto& c : contenders)  // the reference provider's fastest candidate
-    if (c.reference && (ok(c) || c.result->status == CandidateStatus::pruned) &&
-        (reference == nullptr || faster(&c, reference)))
-      reference = &c;
+    if (c.reference && (reference == nullptr || faster(&c, reference))) reference = &c;
   if (reference != nullptr && std::find(timed.begin(), timed.end(), reference) == timed.end())
     timed.push_back(reference);
   const TimingPlan full = bench.timing_plan();
@@ -173,7 +177,7 @@ void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& b
   if (winner == nullptr) return;
   std::string timed_text;
   for (auto& c : contenders) {
-    if (c.rotated_ms >= 0 && (ok(c) || c.reference))
+    if (c.rotated_ms >= 0 && timed_rotated(c))
       timed_text += "; " + c.result->variant + ": " + both_medians(c);
     if (&c == winner || !ok(c) || !faster(&c, winner)) continue;
     CandidateResult& r = *c.result;
@@ -183,13 +187,14 @@ void look_at_rotated_inputs(std::vector<Finalist>& contenders, CandidateBench& b
                   "; %s, the winner, took %.4g ms and %.4g ms (at most %.3gx %s in either mode)",
                   winner->result->variant.c_str(), winner->result->stats.median_ms,
                   winner->rotated_ms, worse_ratio(*winner, y), y.name.c_str());
-    char behind[160];
-    std::snprintf(behind, sizeof behind, ", %.3gx %s rotated", c.rotated_ms / y.rotated_ms,
-                  y.name.c_str());
-    r.reason = (c.rotated_ms >= 0
-                    ? "slower on rotated inputs (L2-cold): " + both_medians(c) + behind
-                    : std::string("not among the finalists timed on rotated inputs")) +
-               text;
+    if (c.rotated_ms >= 0) {
+      char behind[160];
+      std::snprintf(behind, sizeof behind, ", %.3gx %s rotated", c.rotated_ms / y.rotated_ms,
+                    y.name.c_str());
+      r.reason = "slower on rotated inputs (L2-cold): " + both_medians(c) + behind + text;
+    } else {
+      r.reason = std::string("not among the finalists timed on rotated inputs") + text;
+    }
   }
   if (detail::log_enabled(detail::LogLevel::debug))
     detail::log(detail::LogLevel::debug, "rotated look at the finalists, against " + y.name +

@@ -1,9 +1,10 @@
 // The rotated look at a search's finalists (docs/tuning.md, "The rotated look at the finalists"):
 // a problem timed on the same buffers every launch (L2-warm: timing_method.hpp) has its finalists
 // timed on rotated copies of its inputs too (L2-cold), and the one least behind the reference
-// (cuBLAS's own call), or else the best, in either mode wins. A kernel that wins only from the L2 would otherwise run a caller whose inputs are not
-// there slower than a runner-up that is as fast either way; one that wins only rotated, a caller
-// whose inputs are in the L2 slower than one nearly as fast rotated.
+// (cuBLAS's own call), or else the best, in either mode wins. A kernel that wins only from the L2
+// would otherwise run a caller whose inputs are not there slower than a runner-up that is as fast
+// either way; one that wins only rotated, a caller whose inputs are in the L2 slower than one
+// nearly as fast rotated.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@ struct Finalist {
   double rotated_ms = -1.0;  // its median on rotated inputs, once timed
   // The call an application would otherwise make (CandidateProvider::reference): timed rotated
   // and measured against even where the search dropped it (its median then from the screening).
+  // Whoever builds the contenders admits a reference only with a median (status ok or pruned).
   bool reference = false;
 };
 
