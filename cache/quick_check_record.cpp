@@ -66,4 +66,20 @@ void record_quick_check_pass(const std::string& db_path, const std::string& stat
   }
 }
 
+OwnWrite::OwnWrite(const std::string& db_path) {
+  if (db_path.empty() || db_path == ":memory:") return;
+  db_path_ = db_path;
+  state_before_ = cache_file_state(db_path);
+  from_recorded_state_ = passed_quick_check_in(db_path, state_before_);
+}
+
+void OwnWrite::succeeded() noexcept {
+  if (!from_recorded_state_) return;
+  try {
+    const std::string after = cache_file_state(db_path_);
+    if (after != state_before_) record_quick_check_pass(db_path_, after);
+  } catch (...) {  // std::string's allocations: the next open checks
+  }
+}
+
 }  // namespace tilemm::cache

@@ -51,8 +51,11 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
   check(sqlite3_busy_timeout(db_, 30000), "busy_timeout on '" + path + "'");
 }
 
-Database::~Database() {
+Database::~Database() { close(); }
+
+void Database::close() noexcept {
   if (db_ != nullptr) sqlite3_close_v2(db_);
+  db_ = nullptr;
 }
 
 void Database::exec(const std::string& sql) {

@@ -50,6 +50,9 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
+  // Closes the connection now (the destructor then does nothing). The last connection to a WAL
+  // file folds the -wal into it here.
+  void close() noexcept;
   sqlite3* get() const { return db_; }
   const std::string& path() const { return path_; }
   // Runs one or more statements that return no rows.

@@ -91,7 +91,8 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
   const std::string state = path == ":memory:" ? std::string() : cache_file_state(path);
   // Reading the schema version is the first real read: a file that is not a database fails here.
   const int version = schema_version();
-  if (!passed_quick_check_in(path, state)) {
+  const bool recorded = passed_quick_check_in(path, state);
+  if (!recorded) {
     // A truncated or overwritten file can still have a readable first page.
     Statement check(db_, "PRAGMA quick_check");
     const std::string verdict = check.step() ? check.text(0) : "no answer";
@@ -100,7 +101,6 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
       std::replace(reason.begin(), reason.end(), '\n', ' ');  // its report may span lines
       throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
     }
-    record_quick_check_pass(path, state);
   }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +
@@ -111,6 +111,19 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
   if (path != ":memory:") use_wal();
   db_.exec("PRAGMA synchronous=NORMAL");
   migrate();
+  // Recorded after the journal mode and a migration, this store's own first writes, so that
+  // they do not make the next open check again.
+  if (path != ":memory:") {
+    const std::string now = cache_file_state(path);
+    if (!recorded || now != state) record_quick_check_pass(path, now);
+  }
+}
+
+TuningStore::~TuningStore() {
+  // The last connection's close folds the -wal into the file: a write of the store's own.
+  OwnWrite close_write(db_.path());
+  db_.close();
+  close_write.succeeded();
 }
 
 void TuningStore::use_wal() {
@@ -186,6 +199,7 @@ void TuningStore::for_each(const std::string& device_key,
 
 TuningStore::Writer::Writer(TuningStore& store)
     : tx_(store.db_),
+      own_write_(store.db_.path()),
       delete_candidates_(store.db_,
                          "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 "
                          "AND problem_class=?5 AND precision=?6 AND candidate_set=?7"),
@@ -241,14 +255,17 @@ std::int64_t TuningStore::clear() {
     Statement count(db_, "SELECT COUNT(*) FROM results");
     if (count.step()) removed = count.int64(0);
   }
+  OwnWrite own_write(db_.path());
   db_.exec("DELETE FROM candidates; DELETE FROM results; DELETE FROM cubins; DELETE FROM leases;");
   tx.commit();
+  own_write.succeeded();
   return removed;
 }
 
 bool TuningStore::try_acquire_lease(const std::string& key, const std::string& owner,
                                     double ttl_seconds) {
   Transaction tx(db_);
+  OwnWrite own_write(db_.path());
   const double now = unix_now();
   Statement take(db_,
                  "INSERT INTO leases (key, owner, expires_at) VALUES (?1, ?2, ?3) "
@@ -260,13 +277,16 @@ bool TuningStore::try_acquire_lease(const std::string& key, const std::string& o
   holder.bind(1, key);
   const bool mine = holder.step() && holder.text(0) == owner;
   tx.commit();
+  own_write.succeeded();
   return mine;
 }
 
 void TuningStore::release_lease(const std::string& key, const std::string& owner) {
   Statement s(db_, "DELETE FROM leases WHERE key = ?1 AND owner = ?2");
   s.bind(1, key).bind(2, owner);
+  OwnWrite own_write(db_.path());
   s.run();
+  own_write.succeeded();
 }
 
 std::optional<std::vector<char>> TuningStore::find_cubin(const std::string& arch,
@@ -300,7 +320,9 @@ void TuningStore::put_cubin(const std::string& arch, int nvrtc_version,
               "VALUES (?1,?2,?3,?4,?5)");
   s.bind(1, arch).bind(2, static_cast<std::int64_t>(nvrtc_version)).bind(3, template_hash);
   s.bind(4, variant).bind_blob(5, image);
+  OwnWrite own_write(db_.path());
   s.run();
+  own_write.succeeded();
 }
 
 TuningStore::CubinTotals TuningStore::cubin_totals() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "candidate_set.hpp"
+#include "quick_check_record.hpp"
 #include "sqlite_handle.hpp"
 #include "store_schema.hpp"
 #include "tilemm/autotune.hpp"
@@ -65,6 +66,9 @@ class TuningStore {
   // tilemm::Error (kind cache) if it cannot be opened for writing or was written by a newer
   // schema than this build understands (it is then left untouched).
   explicit TuningStore(const std::string& path);
+  ~TuningStore();
+  TuningStore(const TuningStore&) = delete;
+  TuningStore& operator=(const TuningStore&) = delete;
 
   // The entry of this key, with its candidates when asked. One indexed query (two with
   // candidates). Which stored set may serve a caller is not the store's to say
@@ -98,10 +102,14 @@ class TuningStore {
    public:
     explicit Writer(TuningStore& store);
     void put(const StoredEntry& entry);
-    void commit() { tx_.commit(); }
+    void commit() {
+      tx_.commit();
+      own_write_.succeeded();
+    }
 
    private:
     Transaction tx_;
+    OwnWrite own_write_;  // begun under tx_'s write lock
     Statement delete_candidates_, put_result_, put_candidate_;
   };
   // Removes every entry and CUBIN; returns how many entries were removed.

@@ -112,9 +112,9 @@ TEST(StoreOpen, AFileIsQuickCheckedAgainOnlyAfterItChanged) {
   EXPECT_EQ(cache_file_state(dir.file("link.db")), state);
   EXPECT_EQ(cache_file_state(dir.file("missing.db")), "");
 
-  {  // A write changes the state: the next open checks again, and records the new one.
-    TuningStore writer(path);
-    writer.put(tiny_entry(301));
+  {  // A write by another connection changes the state: the next open checks again.
+    Database other(path);
+    other.exec("INSERT INTO leases (key, owner, expires_at) VALUES ('k', 'another', 0)");
   }
   const std::string written = cache_file_state(path);
   EXPECT_NE(written, state);
@@ -131,6 +131,70 @@ TEST(StoreOpen, AFileIsQuickCheckedAgainOnlyAfterItChanged) {
   { TuningStore reopened(path); }
   fs::remove(quick_check_record_path(path));
   EXPECT_FALSE(passed_quick_check_in(path, cache_file_state(path)));
+}
+
+// The store's own writes move the record along: a cache that tilemm keeps writing (every tuning
+// stores its result, a CUBIN, a lease) is not read whole again by each new process.
+TEST(StoreOpen, TheStoresOwnWritesKeepTheFileChecked) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  { TuningStore created(path); }
+  const std::string created = cache_file_state(path);
+  EXPECT_TRUE(passed_quick_check_in(path, created));
+  {
+    TuningStore store(path);
+    store.put(tiny_entry(1));
+    const std::string after_put = cache_file_state(path);
+    EXPECT_NE(after_put, created);
+    EXPECT_TRUE(passed_quick_check_in(path, after_put));
+    store.put_cubin("sm_90", 1, "h", "naive", std::vector<char>(100000, 'c'));
+    EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+    ASSERT_TRUE(store.try_acquire_lease("key", "me", 60));
+    EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+    store.release_lease("key", "me");
+    EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+    {
+      TuningStore::Writer writer(store);
+      writer.put(tiny_entry(2));
+      writer.put(tiny_entry(3));
+      writer.commit();
+    }
+    EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+  }
+  // The close folded the -wal into the file: followed too.
+  const std::string closed = cache_file_state(path);
+  EXPECT_EQ(closed.find(", wal"), std::string::npos) << closed;
+  EXPECT_TRUE(passed_quick_check_in(path, closed));
+  {
+    TuningStore store(path);
+    EXPECT_EQ(store.clear(), 3);
+    EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+  }
+  EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+}
+
+// A write of the store's own that begins from a state nobody checked (here another connection
+// wrote after the store's open) leaves the record where it was: the next open checks.
+TEST(StoreOpen, AWriteFromAnUncheckedStateIsNotRecordedAsChecked) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tuning.db");
+  { TuningStore created(path); }
+  {
+    TuningStore store(path);
+    ASSERT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
+    {
+      Database other(path);
+      other.exec("INSERT INTO leases (key, owner, expires_at) VALUES ('k', 'another', 0)");
+    }
+    const std::string changed = cache_file_state(path);
+    EXPECT_FALSE(passed_quick_check_in(path, changed));
+    store.put(tiny_entry(1));
+    EXPECT_NE(cache_file_state(path), changed);
+    EXPECT_FALSE(passed_quick_check_in(path, cache_file_state(path)));
+  }
+  EXPECT_FALSE(passed_quick_check_in(path, cache_file_state(path)));
+  { TuningStore reopened(path); }  // checks, and records the pass
+  EXPECT_TRUE(passed_quick_check_in(path, cache_file_state(path)));
 }
 
 // Pages overwritten in place after a pass (the size kept) are found at the next open: the write

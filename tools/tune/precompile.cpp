@@ -106,18 +106,9 @@ int precompile_command(const std::string& path, const std::vector<std::string>& 
     if (progress) err << "\r\033[K" << std::flush;
   }
   const auto after = store.cubin_totals();
-  opened.store.reset();  // closed, its -wal checkpointed into the file
-  if (compiled > 0) {
-    // The file changed, so the next open runs SQLite's quick_check, which reads every page (tens
-    // of milliseconds for a cache of CUBINs); opened once more here, the pass is recorded for the
-    // file as it now is, and an application's first call finds it checked.
-    try {
-      cache::TuningStore checked(path);
-    } catch (const std::exception& e) {
-      err << "tilemm-tune: warning: the precompiled cache could not be checked: " << e.what()
-          << "\n";
-    }
-  }
+  // Closed, its -wal folded into the file; the store's own writes keep the record of its last
+  // quick_check current (quick_check_record.hpp), so an application's first call skips the check.
+  opened.store.reset();
   std::string arch_list;
   for (const auto& a : archs) arch_list += (arch_list.empty() ? "" : ", ") + a;
   out << "precompiled " << compiled << " variants for " << arch_list << " in "
