@@ -178,13 +178,14 @@ std::optional<StoredEntry> TuningStore::find(const std::string& device_key, std:
   return e;
 }
 
-std::vector<StoredEntry> TuningStore::list(const std::string& device_key) const {
+std::vector<StoredEntry> TuningStore::list(const std::string& device_key,
+                                           bool with_candidates) const {
   std::vector<StoredEntry> out;
-  for_each(device_key, [&](StoredEntry&& e) { out.push_back(std::move(e)); });
+  for_each(device_key, with_candidates, [&](StoredEntry&& e) { out.push_back(std::move(e)); });
   return out;
 }
 
-void TuningStore::for_each(const std::string& device_key,
+void TuningStore::for_each(const std::string& device_key, bool with_candidates,
                            const std::function<void(StoredEntry&&)>& each) const {
   Statement s(db_, std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE ?1 = '' OR device_key = ?1 "
@@ -192,7 +193,7 @@ void TuningStore::for_each(const std::string& device_key,
   s.bind(1, device_key);
   while (s.step()) {
     StoredEntry e = read_entry(s);
-    read_candidates(db_, e);
+    if (with_candidates) read_candidates(db_, e);
     each(std::move(e));
   }
 }

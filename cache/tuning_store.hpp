@@ -85,11 +85,15 @@ class TuningStore {
     return find(device_key, M, N, K, problem_class, Precision::highest, CandidateSet::with_vendor,
                 with_candidates);
   }
-  // Every entry (of one device model when device_key is not empty), with candidates.
-  std::vector<StoredEntry> list(const std::string& device_key = "") const;
+  // Every entry (of one device model when device_key is not empty), with its candidates unless
+  // asked not to: an entry holds hundreds, and reading them is most of a listing's cost.
+  std::vector<StoredEntry> list(const std::string& device_key = "",
+                                bool with_candidates = true) const;
   // The same entries in the same order, one at a time (an export holds one in memory).
   void for_each(const std::string& device_key,
-                const std::function<void(StoredEntry&&)>& each) const;
+                const std::function<void(StoredEntry&&)>& each) const {
+    for_each(device_key, true, each);
+  }
   // Inserts or replaces the entry and all its candidates, atomically.
   void put(const StoredEntry& entry);
   // Inserts or replaces several entries in one transaction: all or nothing.
@@ -140,6 +144,8 @@ class TuningStore {
   const std::string& path() const { return db_.path(); }
 
  private:
+  void for_each(const std::string& device_key, bool with_candidates,
+                const std::function<void(StoredEntry&&)>& each) const;
   void migrate();
   void use_wal();
   mutable Database db_;

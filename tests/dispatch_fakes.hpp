@@ -47,9 +47,12 @@ class MemoryStore : public dispatch::ResultStore {
     if (it == entries.end()) return std::nullopt;
     return it->second;
   }
-  std::vector<cache::StoredEntry> list(const std::string&) override {
+  std::vector<cache::StoredEntry> list(const std::string&, bool with_candidates) override {
     std::vector<cache::StoredEntry> all;
-    for (const auto& [k, e] : entries) all.push_back(e);
+    for (const auto& [k, e] : entries) {
+      all.push_back(e);
+      if (!with_candidates) all.back().candidates.clear();
+    }
     return all;
   }
   void put_all(const std::vector<cache::StoredEntry>& all) override {

@@ -70,6 +70,7 @@ class FakeStore : public ResultStore {
   bool shared = false;
   bool fail = false;
   int puts = 0;
+  int listings_with_candidates = 0, listings_without = 0;  // list() calls
   struct Lease {
     std::string owner;
     double expires_in = 0;  // seconds after it was taken: < 0 is expired
@@ -109,11 +110,15 @@ class FakeStore : public ResultStore {
     if (!with_candidates) e.candidates.clear();
     return e;
   }
-  std::vector<StoredEntry> list(const std::string& device_key) override {
+  std::vector<StoredEntry> list(const std::string& device_key, bool with_candidates) override {
     check();
+    ++(with_candidates ? listings_with_candidates : listings_without);
     std::vector<StoredEntry> out;
     for (const auto& [key, e] : entries)
-      if (e.device_key == device_key) out.push_back(e);
+      if (e.device_key == device_key) {
+        out.push_back(e);
+        if (!with_candidates) out.back().candidates.clear();
+      }
     return out;
   }
   void put_all(const std::vector<StoredEntry>& all) override {

@@ -39,8 +39,8 @@ class PathStore : public dispatch::ResultStore {
                                   bool with_candidates) override {
     return file().find(device_key, p, problem_class, set, with_candidates);
   }
-  std::vector<StoredEntry> list(const std::string& device_key) override {
-    return file().list(device_key);
+  std::vector<StoredEntry> list(const std::string& device_key, bool with_candidates) override {
+    return file().list(device_key, with_candidates);
   }
   void put_all(const std::vector<StoredEntry>& entries) override { file().put_all(entries); }
   bool loads_stored_code() override { return true; }

@@ -145,6 +145,10 @@ TEST(Dispatcher, TuningOffFallsBackToTheNearestTunedShapeElseTheDefaultVariant) 
   d = rig.gemm(Problem::dense(4000, 4000, 4000, 4), TunePolicy::off);  // nearer the preloaded one
   EXPECT_EQ(kernel_of(d), "tiled_t8_p0");
   EXPECT_TRUE(rig.tuner->tuned.empty());
+  // The choice reads the cache's entries without their candidates, which a tuned entry holds by
+  // the hundred: a new shape's first call must not read them all.
+  EXPECT_GE(rig.store->listings_without, 2);
+  EXPECT_EQ(rig.store->listings_with_candidates, 0);
 
   Rig empty;
   d = empty.gemm(Problem::dense(900, 900, 900, 4), TunePolicy::off);

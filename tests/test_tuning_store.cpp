@@ -75,6 +75,26 @@ TEST(TuningStore, PutReplacesTheEntryAndAllItsCandidates) {
   EXPECT_EQ(store.list().size(), 1u);
 }
 
+TEST(TuningStore, AListingWithoutCandidatesHoldsTheSameEntries) {
+  testing::TempDir dir;
+  TuningStore store(dir.file("t.db"));
+  store.put_all({sample_entry(512), sample_entry(640)});
+  auto other_model = sample_entry(768);
+  other_model.device_key = "NVIDIA A100|sm_80|108sm|81038MiB";
+  store.put(other_model);
+  const auto full = store.list(sample_entry().device_key);
+  const auto headers = store.list(sample_entry().device_key, false);
+  ASSERT_EQ(full.size(), 2u);
+  ASSERT_EQ(headers.size(), 2u);
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    EXPECT_EQ(full[i].candidates.size(), 3u);
+    auto without = full[i];
+    without.candidates.clear();
+    testing::expect_same_entry(headers[i], without, testing::CandidateOrder::same);
+  }
+  EXPECT_EQ(store.list("", false).size(), 3u);
+}
+
 TEST(TuningStore, CubinsAreKeyedByArchNvrtcTemplateAndVariant) {
   testing::TempDir dir;
   TuningStore store(dir.file("t.db"));

@@ -33,7 +33,10 @@ class ResultStore {
   virtual std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
                                                  const std::string& problem_class,
                                                  cache::CandidateSet set, bool with_candidates) = 0;
-  virtual std::vector<cache::StoredEntry> list(const std::string& device_key) = 0;
+  // The entries of one device model; their candidates only when asked (an entry holds hundreds,
+  // and reading them is most of a listing's cost).
+  virtual std::vector<cache::StoredEntry> list(const std::string& device_key,
+                                               bool with_candidates) = 0;
   // All or nothing.
   virtual void put_all(const std::vector<cache::StoredEntry>& entries) = 0;
   // Whether this store's CUBINs may be loaded (cache_trust.hpp); false: they are neither loaded

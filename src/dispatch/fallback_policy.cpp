@@ -41,7 +41,7 @@ Variant fallback_variant(StoredResults& results, const DeviceInfo& device, const
     best_source = source;
     best_distance = d;
   };
-  for (const auto& e : results.listed(device))
+  for (const auto& e : results.listed(device, false))
     consider(e, "cache", [&](const cache::StoredEntry& x) {
       return is_fresh(x, running_versions(device, x));
     });

@@ -33,8 +33,8 @@ class CacheResultStore : public ResultStore {
     return store().find(device_key, p.M, p.N, p.K, problem_class, p.precision, set,
                         with_candidates);
   }
-  std::vector<cache::StoredEntry> list(const std::string& device_key) override {
-    return store().list(device_key);
+  std::vector<cache::StoredEntry> list(const std::string& device_key, bool with_candidates) override {
+    return store().list(device_key, with_candidates);
   }
   void put_all(const std::vector<cache::StoredEntry>& entries) override { store().put_all(entries); }
   bool loads_stored_code() override {

@@ -78,9 +78,12 @@ std::optional<std::string> StoredResults::stored_winner(const DeviceInfo& device
   return entry->winner;
 }
 
-std::vector<cache::StoredEntry> StoredResults::listed(const DeviceInfo& device) {
+std::vector<cache::StoredEntry> StoredResults::listed(const DeviceInfo& device,
+                                                     bool with_candidates) {
   return store_.with("cache listing failed", std::vector<cache::StoredEntry>{},
-                     [&](ResultStore& store) { return store.list(device.model_key()); });
+                     [&](ResultStore& store) {
+                       return store.list(device.model_key(), with_candidates);
+                     });
 }
 
 ResultSource source_of(const std::string& stored) {

@@ -38,8 +38,9 @@ class StoredResults {
                                                     const Problem& problem, bool with_candidates);
   // The winner of a fresh, usable result of `problem` (cache, then preloaded), nothing loaded.
   std::optional<std::string> stored_winner(const DeviceInfo& device, const Problem& problem);
-  // Every entry of this device model in the cache; a store failure warns and lists none.
-  std::vector<cache::StoredEntry> listed(const DeviceInfo& device);
+  // Every entry of this device model in the cache, with their candidates when asked; a store
+  // failure warns and lists none.
+  std::vector<cache::StoredEntry> listed(const DeviceInfo& device, bool with_candidates);
 
   const std::vector<cache::StoredEntry>& preloaded() { return preloaded_(); }
   const std::vector<cache::StoredEntry>& preloaded_headers() { return preloaded_headers_(); }

@@ -195,7 +195,7 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
 
 std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,
                                                          const Problem& problem) {
-  return measured_shapes(results_.listed(device), results_.preloaded(), device, class_of(problem),
+  return measured_shapes(results_.listed(device, true), results_.preloaded(), device, class_of(problem),
                          problem.precision);
 }
 
