@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
-#include <regex>
 #include <set>
 
+#include "json_spellings.hpp"
 #include "tilemm/error.hpp"
 #include "tuning_json.hpp"
 
@@ -59,15 +59,6 @@ void check_name(const JsonFieldReader& r, const std::string& field, const std::s
   if (const std::string why = names(name, M); !why.empty()) r.fail(field, why);
 }
 
-// [a-z][a-z0-9_]{0,127}, checked by hand: std::regex took a sixth of the time of reading the
-// preloaded results, which every process does on its first preloaded lookup.
-bool is_variant_spelling(const std::string& s) {
-  if (s.empty() || s.size() > 128 || s[0] < 'a' || s[0] > 'z') return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
-  });
-}
-
 CandidateResult read_candidate(const JsonFieldReader& r, std::int64_t M, const NameCheck& names) {
   CandidateResult c;
   c.variant = r.text("variant", kMaxText, "a variant name");
@@ -94,25 +85,17 @@ CandidateResult read_candidate(const JsonFieldReader& r, std::int64_t M, const N
 }  // namespace
 
 StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
-  // Never destroyed: a background tuning may read the preloaded results while the process exits.
-  static const auto& key_pattern = *new std::regex(R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)");
-  static const auto& arch_pattern = *new std::regex(R"(sm_[0-9]{2,3})");
-  static const auto& class_pattern = *new std::regex(R"(a[124]-(dense|strided))");
-  static const auto& time_pattern = *new std::regex(R"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)");
-  static const auto& version_pattern = *new std::regex(R"([0-9A-Za-z.+-]{1,64})");
-  static const auto& hash_pattern = *new std::regex(R"([0-9a-f]{16})");
-  static const auto& source_pattern = *new std::regex(R"(tuned|imported|preloaded)");
   constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
 
   StoredEntry e;
-  e.device_key = r.text("device_key", key_pattern, "a device key \"name|sm_XY|<SMs>sm|<memory>MiB\"");
-  e.arch = r.text("arch", arch_pattern, "an architecture such as \"sm_90\"");
+  e.device_key = r.text("device_key", is_device_key_spelling, "a device key \"name|sm_XY|<SMs>sm|<memory>MiB\"");
+  e.arch = r.text("arch", is_arch_spelling, "an architecture such as \"sm_90\"");
   if (e.device_key.find("|" + e.arch + "|") == std::string::npos)
     r.fail("arch", "must be the architecture named in device_key");
   e.M = r.integer("m", 1, kMaxDim);
   e.N = r.integer("n", 1, kMaxDim);
   e.K = r.integer("k", 1, kMaxDim);
-  e.problem_class = r.text("problem_class", class_pattern, "a problem class such as \"a4-dense\"");
+  e.problem_class = r.text("problem_class", is_problem_class_spelling, "a problem class such as \"a4-dense\"");
   // Required by version 2, absent from version 1: which of the two the document is may only be
   // known at its end (DocumentReader::finish checks that the entries agree with it).
   if (r.has("precision")) {
@@ -127,14 +110,15 @@ StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
   e.median_ms = r.number("median_ms", 0.0, false);
   e.tflops = r.number("tflops", 0.0, true, 1e6);
   e.margin = r.number("margin", 0.0, true);
-  e.tuned_at = r.text("tuned_at", time_pattern, "an ISO-8601 UTC time \"YYYY-MM-DDThh:mm:ssZ\"");
-  e.tilemm_version = r.text("tilemm_version", version_pattern, "a version string");
-  e.versions.template_hash = r.text("template_hash", hash_pattern, "16 lowercase hex digits");
+  e.tuned_at = r.text("tuned_at", is_utc_time_spelling, "an ISO-8601 UTC time \"YYYY-MM-DDThh:mm:ssZ\"");
+  e.tilemm_version = r.text("tilemm_version", is_version_spelling, "a version string");
+  e.versions.template_hash = r.text("template_hash", is_template_hash_spelling, "16 lowercase hex digits");
   e.versions.nvrtc_version = static_cast<int>(r.integer("nvrtc_version", 1, 1000000));
   e.versions.driver_version = static_cast<int>(r.integer("driver_version", 1, 1000000));
-  e.source = r.text("source", source_pattern, "one of tuned, imported, preloaded");
+  e.source = r.text("source", is_entry_source_spelling, "one of tuned, imported, preloaded");
   // Optional: an entry written by hand or by another tool may name just its winner.
-  static const auto& no_candidates = *new json(json::array());  // never destroyed, like the patterns
+  // Never destroyed: a background tuning may read the preloaded results while the process exits.
+  static const auto& no_candidates = *new json(json::array());
   const json& candidates = r.has("candidates") ? r.array("candidates") : no_candidates;
   std::set<std::string> seen;
   bool winner_listed = false;

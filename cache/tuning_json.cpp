@@ -141,8 +141,8 @@ class DocumentReader : public nlohmann::json_sax<json> {
   std::size_t finish() {
     if (!root_is_object_) throw InvalidArgument("document", "must be a JSON object");
     const Reader root(members_, "");
-    static const auto& format_pattern = *new std::regex(kJsonFormatName);
-    root.text("format", format_pattern, std::string("\"").append(kJsonFormatName).append("\"").c_str());
+    root.text("format", [](const std::string& s) { return s == kJsonFormatName; },
+              std::string("\"").append(kJsonFormatName).append("\"").c_str());
     const auto version = root.integer("format_version", 0, std::numeric_limits<int>::max());
     if (version < kFirstVersion || version > kJsonFormatVersion)
       root.fail("format_version", "is " + std::to_string(version) + "; this build reads versions " +
