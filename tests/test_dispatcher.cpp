@@ -469,6 +469,8 @@ TEST(Dispatcher, ABudgetedTuningRanksByTheShapesMeasuredBeforeOfItsClass) {
   std::set<std::int64_t> history;
   for (const auto& shape : rig.tuner->searches[0].second) history.insert(shape.M);
   EXPECT_EQ(history, (std::set<std::int64_t>{512, 1024}));  // not the a1 shape
+  // The cache's candidates are read entry by entry, never in one listing of them all.
+  EXPECT_EQ(rig.store->listings_with_candidates, 0);
   EXPECT_EQ(rig.tuner->searches[1].first, 0);
   EXPECT_TRUE(rig.tuner->searches[1].second.empty());  // the exhaustive search ranks nothing
 }

@@ -86,6 +86,14 @@ std::vector<cache::StoredEntry> StoredResults::listed(const DeviceInfo& device,
                      });
 }
 
+std::optional<cache::StoredEntry> StoredResults::with_candidates(const cache::StoredEntry& header) {
+  return store_.with("cache lookup failed", std::optional<cache::StoredEntry>{},
+                     [&](ResultStore& store) {
+                       return store.find(header.device_key, problem_of(header),
+                                         header.problem_class, header.candidate_set, true);
+                     });
+}
+
 ResultSource source_of(const std::string& stored) {
   if (stored == "imported") return ResultSource::imported;
   if (stored == "preloaded") return ResultSource::preloaded;

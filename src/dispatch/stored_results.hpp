@@ -41,6 +41,9 @@ class StoredResults {
   // Every entry of this device model in the cache, with their candidates when asked; a store
   // failure warns and lists none.
   std::vector<cache::StoredEntry> listed(const DeviceInfo& device, bool with_candidates);
+  // The cache's entry of `header`'s key (an entry listed without candidates), with its candidates:
+  // one entry's read under the store's lock. None when it is gone; a store failure warns.
+  std::optional<cache::StoredEntry> with_candidates(const cache::StoredEntry& header);
 
   const std::vector<cache::StoredEntry>& preloaded() { return preloaded_(); }
   const std::vector<cache::StoredEntry>& preloaded_headers() { return preloaded_headers_(); }

@@ -195,7 +195,16 @@ AutotuneResult TuningCoordinator::tune_and_store(const DeviceInfo& device, const
 
 std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInfo& device,
                                                          const Problem& problem) {
-  return measured_shapes(results_.listed(device, true), results_.preloaded(), device, class_of(problem),
+  // The entries without candidates first, then the candidates of those of the problem's class and
+  // precision one entry at a time: an entry holds hundreds, and while the store's lock is held a
+  // caller's lookup waits (gemm() on another shape while this tuning runs in the background).
+  const std::string problem_class = class_of(problem);
+  std::vector<cache::StoredEntry> cached;
+  for (const cache::StoredEntry& header : results_.listed(device, false)) {
+    if (header.problem_class != problem_class || header.precision != problem.precision) continue;
+    if (auto entry = results_.with_candidates(header)) cached.push_back(std::move(*entry));
+  }
+  return measured_shapes(cached, results_.preloaded(), device, problem_class,
                          problem.precision);
 }
 
