@@ -163,6 +163,11 @@ class FakeStore : public ResultStore {
     if (leases.count(key) && leases[key].owner == owner) leases.erase(key);
     lease_log.push_back("release " + owner);
   }
+  // The background worker's connection (GuardedStore::WorkerScope); unset: it shares this one.
+  std::function<std::unique_ptr<ResultStore>()> another;
+  std::unique_ptr<ResultStore> another_connection() override {
+    return another ? another() : nullptr;
+  }
 
  private:
   void check() const {

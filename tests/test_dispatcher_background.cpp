@@ -38,12 +38,60 @@ class Door {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return reached_; });
   }
+  bool reached_within(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, limit, [this] { return reached_; });
+  }
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
   bool open_ = false;
   bool reached_ = false;
+};
+
+// Another connection to the rig's store, as the background worker gets one: every call reaches
+// the same fake data, and a write first waits at `door`. The test keeps its own thread off the
+// data while the worker is past the door.
+class ConnectionWithSlowWrites : public ResultStore {
+ public:
+  ConnectionWithSlowWrites(FakeStore& data, Door& door) : data_(data), door_(door) {}
+  std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
+                                  const std::string& problem_class, cache::CandidateSet set,
+                                  bool with_candidates) override {
+    return data_.find(device_key, p, problem_class, set, with_candidates);
+  }
+  std::vector<StoredEntry> list(const std::string& device_key, bool with_candidates) override {
+    return data_.list(device_key, with_candidates);
+  }
+  void put_all(const std::vector<StoredEntry>& entries) override {
+    door_.wait();
+    data_.put_all(entries);
+  }
+  bool loads_stored_code() override { return data_.loads_stored_code(); }
+  std::optional<std::vector<char>> find_cubin(const std::string& arch, int nvrtc_version,
+                                              const std::string& template_hash,
+                                              const std::string& variant) override {
+    return data_.find_cubin(arch, nvrtc_version, template_hash, variant);
+  }
+  bool has_cubin(const std::string& arch, int nvrtc_version, const std::string& template_hash,
+                 const std::string& variant) override {
+    return data_.has_cubin(arch, nvrtc_version, template_hash, variant);
+  }
+  void put_cubin(const detail::CompiledVariant& compiled, const std::string& arch,
+                 int nvrtc_version) override {
+    data_.put_cubin(compiled, arch, nvrtc_version);
+  }
+  bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    return data_.try_acquire_lease(key, owner, ttl);
+  }
+  void release_lease(const std::string& key, const std::string& owner) override {
+    data_.release_lease(key, owner);
+  }
+
+ private:
+  FakeStore& data_;
+  Door& door_;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -189,6 +237,33 @@ TEST(Background, StoppingEndsAWaitForAnotherProcessesLease) {
   const auto start = std::chrono::steady_clock::now();
   rig.dispatcher.reset();
   EXPECT_LT(seconds_since(start), 5.0);
+}
+
+// The worker writes through a connection of its own: while it holds that one's lock (storing a
+// tuning of hundreds of candidates), a caller's new shape still reads the cache and gets its
+// fallback at once.
+TEST(Background, ACallerDoesNotWaitWhileTheWorkerWritesToTheCache) {
+  Rig rig;
+  rig.tuner->winners[512] = "tiled_t32_p1";
+  rig.store->add(stored(Problem::dense(256, 256, 256, 4), "tiled_t16_p0"));
+  Door door;
+  rig.store->another = [&] { return std::make_unique<ConnectionWithSlowWrites>(*rig.store, door); };
+  rig.gemm(kShape, TunePolicy::background);
+  // The worker is storing kShape's result, through its own connection.
+  ASSERT_TRUE(door.reached_within(std::chrono::seconds(20)))
+      << "the worker wrote through the callers' connection";
+  const auto start = std::chrono::steady_clock::now();
+  const Problem near_the_cached_one = Problem::dense(250, 260, 256, 4);
+  const Decision d = rig.gemm(near_the_cached_one, TunePolicy::background);
+  EXPECT_LT(seconds_since(start), 1.0);  // not the door's 20 s
+  EXPECT_TRUE(d.fallback);
+  EXPECT_EQ(kernel_of(d), "tiled_t16_p0");  // the nearest cached shape's winner: the cache was read
+  door.open();
+  rig.dispatcher->wait_for_background_tunings();
+  ASSERT_NE(rig.store->at(kShape), nullptr);
+  EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t32_p1");
+  EXPECT_EQ(kernel_of(rig.gemm(kShape, TunePolicy::background)), "tiled_t32_p1");
+  EXPECT_NE(rig.store->at(near_the_cached_one), nullptr);  // tuned in turn, and stored
 }
 
 }  // namespace

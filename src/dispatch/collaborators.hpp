@@ -54,6 +54,10 @@ class ResultStore {
   virtual bool try_acquire_lease(const std::string& key, const std::string& owner,
                                  double ttl_seconds) = 0;
   virtual void release_lease(const std::string& key, const std::string& owner) = 0;
+  // A second connection to the same data, for the background worker (GuardedStore::WorkerScope),
+  // so that a caller's lookup never waits behind the worker's writes. Null where there is no
+  // other way to the same data (a store in memory): the worker then shares this one.
+  virtual std::unique_ptr<ResultStore> another_connection() { return nullptr; }
 };
 
 // Kernels of this process (kernel_library.hpp) and NVRTC.

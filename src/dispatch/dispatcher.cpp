@@ -121,6 +121,7 @@ AutotuneResult Dispatcher::autotune(const DeviceInfo& device, const Problem& pro
 // would for another process's.
 AutotuneResult Dispatcher::tune_in_background(const BackgroundJob& job,
                                               const detail::TuneHooks& hooks) {
+  const GuardedStore::WorkerScope own_connection;
   const Found found =
       lookup(job.device, job.problem,
              Call{TunePolicy::tune_on_miss, job.options.force, true, &hooks}, job.options);

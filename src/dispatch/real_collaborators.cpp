@@ -26,6 +26,11 @@ using detail::LogLevel;
 class CacheResultStore : public ResultStore {
  public:
   explicit CacheResultStore(std::function<std::string()> path) : path_(std::move(path)) {}
+  // A connection already open (another_connection).
+  CacheResultStore(std::function<std::string()> path, cache::OpenedStore opened)
+      : path_(std::move(path)) {
+    adopt(std::move(opened));
+  }
 
   std::optional<cache::StoredEntry> find(const std::string& device_key, const Problem& p,
                                          const std::string& problem_class, cache::CandidateSet set,
@@ -60,27 +65,40 @@ class CacheResultStore : public ResultStore {
   void release_lease(const std::string& key, const std::string& owner) override {
     store().release_lease(key, owner);
   }
+  // Only to a file this connection has open: a second connection that fell back to memory would
+  // keep the worker's results from the callers and from other processes.
+  std::unique_ptr<ResultStore> another_connection() override {
+    store();
+    if (!persistent_) return nullptr;
+    cache::OpenedStore opened = cache::open_persistent_store(store_->path());
+    if (!opened.persistent || !opened.store) return nullptr;
+    return std::make_unique<CacheResultStore>(path_, std::move(opened));
+  }
 
  private:
   // Opened on first use. A cache that cannot be used is never fatal: open_store moves a damaged
   // file aside or falls back to memory, and says so once.
   cache::TuningStore& store() {
-    if (store_) return *store_;
-    const std::string path = path_();
-    cache::OpenedStore opened = cache::open_store(path);
+    if (!store_) adopt(cache::open_store(path_()));
+    return *store_;
+  }
+
+  void adopt(cache::OpenedStore opened) {
     if (!opened.warning.empty()) log(LogLevel::warn, opened.warning);
     loads_stored_code_ = opened.code_trust.loads_stored_code;
     if (!loads_stored_code_)
-      log(LogLevel::warn, "the cache '" + path + "' is shared (" + opened.code_trust.reason +
+      log(LogLevel::warn, "the cache '" + opened.store->path() + "' is shared (" +
+                              opened.code_trust.reason +
                               "): its tuning results are used, but its stored kernels are not "
                               "loaded; each is compiled in this process instead");
+    persistent_ = opened.persistent;
     store_ = std::move(opened.store);
-    return *store_;
   }
 
   std::function<std::string()> path_;
   std::unique_ptr<cache::TuningStore> store_;
   bool loads_stored_code_ = true;  // the opened store's code_trust (cache_trust.hpp)
+  bool persistent_ = false;        // a file, not memory
 };
 
 class RuntimeKernelLoader : public KernelLoader {
