@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "dispatcher_rig.hpp"
 
@@ -55,6 +56,8 @@ class Door {
 // data while the worker is past the door.
 class ConnectionWithSlowWrites : public ResultStore {
  public:
+  ConnectionWithSlowWrites(const ConnectionWithSlowWrites&) = delete;
+  ConnectionWithSlowWrites& operator=(const ConnectionWithSlowWrites&) = delete;
   ConnectionWithSlowWrites(FakeStore& data, Door& door) : data_(data), door_(door) {}
   std::optional<StoredEntry> find(const std::string& device_key, const Problem& p,
                                   const std::string& problem_class, cache::CandidateSet set,
@@ -83,11 +86,14 @@ class ConnectionWithSlowWrites : public ResultStore {
     data_.put_cubin(compiled, arch, nvrtc_version);
   }
   bool try_acquire_lease(const std::string& key, const std::string& owner, double ttl) override {
+    ++lease_calls;
     return data_.try_acquire_lease(key, owner, ttl);
   }
   void release_lease(const std::string& key, const std::string& owner) override {
     data_.release_lease(key, owner);
   }
+
+  int lease_calls = 0;  // takes and renewals through this connection
 
  private:
   FakeStore& data_;
@@ -264,6 +270,31 @@ TEST(Background, ACallerDoesNotWaitWhileTheWorkerWritesToTheCache) {
   EXPECT_EQ(rig.store->at(kShape)->winner, "tiled_t32_p1");
   EXPECT_EQ(kernel_of(rig.gemm(kShape, TunePolicy::background)), "tiled_t32_p1");
   EXPECT_NE(rig.store->at(near_the_cached_one), nullptr);  // tuned in turn, and stored
+}
+
+// The worker's lease is renewed, while it tunes, through the worker's connection too: a renewal
+// on the callers' connection could wait behind the worker's own write (SQLite's file lock), with
+// the callers' lock held.
+TEST(Background, TheWorkersLeaseIsRenewedThroughItsOwnConnection) {
+  Rig rig({}, LeaseTimes{0.03, 600.0, std::chrono::milliseconds(1)});  // renewed every 10 ms
+  Door door;
+  door.open();  // writes pass at once
+  ConnectionWithSlowWrites* worker = nullptr;
+  rig.store->another = [&] {
+    auto made = std::make_unique<ConnectionWithSlowWrites>(*rig.store, door);
+    worker = made.get();
+    return made;
+  };
+  rig.tuner->during = [](const TuneRequest&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
+  rig.gemm(kShape, TunePolicy::background);
+  rig.dispatcher->wait_for_background_tunings();
+  ASSERT_NE(worker, nullptr);
+  std::size_t takes = 0;
+  for (const std::string& line : rig.store->lease_log) takes += line.rfind("take ", 0) == 0;
+  EXPECT_GE(worker->lease_calls, 3);  // the take and at least two renewals
+  EXPECT_EQ(static_cast<std::size_t>(worker->lease_calls), takes);  // none on the callers' one
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -70,7 +71,12 @@ AutotuneResult TuningCoordinator::tune_once(const DeviceInfo& device, const Prob
                              return store.try_acquire_lease(key, owner, times.lease_seconds);
                            });
       },
-      [this, &key, &owner, &times] {
+      // Renewed on its own thread through the connection the tuning's thread uses: a background
+      // worker's renewal must not wait behind its own writes on the callers' connection, nor a
+      // caller behind the renewal.
+      [this, &key, &owner, &times, on_worker = GuardedStore::WorkerScope::active()] {
+        std::optional<GuardedStore::WorkerScope> same_connection;
+        if (on_worker) same_connection.emplace();
         store_.with("", false, [&](ResultStore& store) {
           return store.try_acquire_lease(key, owner, times.lease_seconds);
         });
