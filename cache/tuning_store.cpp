@@ -200,7 +200,6 @@ void TuningStore::for_each(const std::string& device_key, bool with_candidates,
 
 TuningStore::Writer::Writer(TuningStore& store)
     : tx_(store.db_),
-      own_write_(store.db_.path()),
       delete_candidates_(store.db_,
                          "DELETE FROM candidates WHERE device_key=?1 AND m=?2 AND n=?3 AND k=?4 "
                          "AND problem_class=?5 AND precision=?6 AND candidate_set=?7"),
@@ -250,23 +249,20 @@ void TuningStore::put_all(const std::vector<StoredEntry>& entries) {
 }
 
 std::int64_t TuningStore::clear() {
-  Transaction tx(db_);
+  OwnTransaction tx(db_);
   std::int64_t removed = 0;
   {
     Statement count(db_, "SELECT COUNT(*) FROM results");
     if (count.step()) removed = count.int64(0);
   }
-  OwnWrite own_write(db_.path());
   db_.exec("DELETE FROM candidates; DELETE FROM results; DELETE FROM cubins; DELETE FROM leases;");
   tx.commit();
-  own_write.succeeded();
   return removed;
 }
 
 bool TuningStore::try_acquire_lease(const std::string& key, const std::string& owner,
                                     double ttl_seconds) {
-  Transaction tx(db_);
-  OwnWrite own_write(db_.path());
+  OwnTransaction tx(db_);
   const double now = unix_now();
   Statement take(db_,
                  "INSERT INTO leases (key, owner, expires_at) VALUES (?1, ?2, ?3) "
@@ -278,16 +274,15 @@ bool TuningStore::try_acquire_lease(const std::string& key, const std::string& o
   holder.bind(1, key);
   const bool mine = holder.step() && holder.text(0) == owner;
   tx.commit();
-  own_write.succeeded();
   return mine;
 }
 
 void TuningStore::release_lease(const std::string& key, const std::string& owner) {
+  OwnTransaction tx(db_);
   Statement s(db_, "DELETE FROM leases WHERE key = ?1 AND owner = ?2");
   s.bind(1, key).bind(2, owner);
-  OwnWrite own_write(db_.path());
   s.run();
-  own_write.succeeded();
+  tx.commit();
 }
 
 std::optional<std::vector<char>> TuningStore::find_cubin(const std::string& arch,
@@ -316,14 +311,14 @@ bool TuningStore::has_cubin(const std::string& arch, int nvrtc_version,
 void TuningStore::put_cubin(const std::string& arch, int nvrtc_version,
                             const std::string& template_hash, const std::string& variant,
                             const std::vector<char>& image) {
+  OwnTransaction tx(db_);
   Statement s(db_,
               "INSERT OR REPLACE INTO cubins (arch, nvrtc_version, template_hash, variant, image) "
               "VALUES (?1,?2,?3,?4,?5)");
   s.bind(1, arch).bind(2, static_cast<std::int64_t>(nvrtc_version)).bind(3, template_hash);
   s.bind(4, variant).bind_blob(5, image);
-  OwnWrite own_write(db_.path());
   s.run();
-  own_write.succeeded();
+  tx.commit();
 }
 
 TuningStore::CubinTotals TuningStore::cubin_totals() const {

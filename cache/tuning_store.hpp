@@ -56,6 +56,22 @@ struct StoredEntry {
 // Cost: compares a few values.
 bool is_stale(const StoredEntry& entry, const BuildVersions& current);
 
+// A write of the store's own: BEGIN IMMEDIATE ... COMMIT, rolled back if not committed, that
+// keeps the record of the file's last quick_check current across it (OwnWrite, begun under the
+// write lock).
+class OwnTransaction {
+ public:
+  explicit OwnTransaction(Database& db) : tx_(db), write_(db.path()) {}
+  void commit() {
+    tx_.commit();
+    write_.succeeded();
+  }
+
+ private:
+  Transaction tx_;
+  OwnWrite write_;
+};
+
 class TuningStore {
  public:
   static constexpr int kSchemaVersion = kStoreSchemaVersion;  // store_schema.hpp
@@ -106,14 +122,10 @@ class TuningStore {
    public:
     explicit Writer(TuningStore& store);
     void put(const StoredEntry& entry);
-    void commit() {
-      tx_.commit();
-      own_write_.succeeded();
-    }
+    void commit() { tx_.commit(); }
 
    private:
-    Transaction tx_;
-    OwnWrite own_write_;  // begun under tx_'s write lock
+    OwnTransaction tx_;
     Statement delete_candidates_, put_result_, put_candidate_;
   };
   // Removes every entry and CUBIN; returns how many entries were removed.
