@@ -14,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -228,6 +229,57 @@ inline std::vector<double> time_ms_interleaved(
   std::vector<std::vector<float>> samples(n);
   for (const auto& order : orders)
     for (const int c : order) time_launches(launches[c], next_set[c], per_round[c], samples[c]);
+  std::vector<double> medians(n);
+  for (std::size_t c = 0; c < n; ++c) medians[c] = median(std::move(samples[c]));
+  return medians;
+}
+
+// Milliseconds per call of several contenders called back to back as an application calls them:
+// batches of calls between two events on the default stream, nothing held, the stream drained
+// between batches. Where a contender's host side (its dispatch, the launch) takes longer than its
+// kernel, the GPU waits for each call and the time per call is that of the host; otherwise it is
+// the kernel's. The rounds interleave the contenders as time_ms_interleaved's do; each contender's
+// median over its batches is returned.
+inline std::vector<double> time_ms_per_call_interleaved(
+    const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
+    double budget_ms, Inputs inputs = Inputs::rotated) {
+  constexpr int kCallsPerBatch = 20;
+  const std::size_t n = launches.size();
+  const auto orders = balanced_round_orders(static_cast<int>(n));
+  const int rounds = static_cast<int>(orders.size());
+  const int min_batches_per_round = (5 + rounds - 1) / rounds;  // 5 batches at least, for a median
+  struct EventDestroyer {
+    void operator()(cudaEvent_t event) const { (void)cudaEventDestroy(event); }
+  };
+  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
+  const auto make_event = [] {
+    cudaEvent_t e = nullptr;
+    cuda(cudaEventCreate(&e), "cudaEventCreate");
+    return Event(e);
+  };
+  const Event start = make_event(), stop = make_event();
+  std::vector<std::function<const Set&()>> next_set(n);
+  std::vector<std::vector<float>> samples(n);
+  const auto batch = [&](std::size_t c) {
+    cuda(cudaEventRecord(start.get()), "cudaEventRecord");
+    for (int i = 0; i < kCallsPerBatch; ++i) launches[c](next_set[c]());
+    cuda(cudaEventRecord(stop.get()), "cudaEventRecord");
+    cuda(cudaEventSynchronize(stop.get()), "calls back to back");
+    float ms = 0;
+    cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+    return ms / kCallsPerBatch;
+  };
+  std::vector<int> per_round(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    next_set[c] = input_sets(p, inputs);
+    batch(c);  // warm-up
+    const float per_call = std::max(batch(c), 1e-3f);
+    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / (per_call * kCallsPerBatch)),
+                              min_batches_per_round, 100);
+  }
+  for (const auto& order : orders)
+    for (const int c : order)
+      for (int b = 0; b < per_round[c]; ++b) samples[c].push_back(batch(c));
   std::vector<double> medians(n);
   for (std::size_t c = 0; c < n; ++c) medians[c] = median(std::move(samples[c]));
   return medians;

@@ -24,6 +24,7 @@ struct Run {
   bool vendor;
   std::vector<double> ratios;       // cuBLAS time / tilemm time, rotated inputs (L2-cold)
   std::vector<double> warm_ratios;  // the same inputs every launch (L2-warm)
+  std::vector<double> called_ratios;  // calls back to back, host time included (rotated inputs)
   std::vector<double> first_call_s; // the shape's first call, which tunes it
   std::vector<std::string> losses;
 };
@@ -74,11 +75,12 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
   cublas(cublasCreate(&handle), "cublasCreate");
   cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");  // true FP32
   std::vector<Run> runs;
-  if (settings.with_vendor) runs.push_back({"vendor on", true, {}, {}, {}, {}});
-  runs.push_back({"own only", false, {}, {}, {}, {}});
+  if (settings.with_vendor) runs.push_back({"vendor on", true, {}, {}, {}, {}, {}});
+  runs.push_back({"own only", false, {}, {}, {}, {}, {}});
   std::printf("%-18s %10s", "shape", "cuBLAS ms");
   for (const auto& r : runs)
-    std::printf("  %-9s %-30s %7s %7s %7s", r.name, "winner", "cold", "warm", "tune s");
+    std::printf("  %-9s %-30s %7s %7s %7s %7s", r.name, "winner", "cold", "warm", "called",
+                "tune s");
   std::printf("\n");
   for (const auto& [m, n, k] : shapes) {
     const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -104,6 +106,8 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
     }
     const auto ms = time_ms_interleaved(p, contenders, settings.budget_ms, Inputs::rotated);
     const auto warm = time_ms_interleaved(p, contenders, settings.budget_ms, Inputs::same);
+    const auto called =
+        time_ms_per_call_interleaved(p, contenders, settings.budget_ms, Inputs::rotated);
     contenders[0](p.set(0));
     cuda(cudaDeviceSynchronize(), "cuBLAS");
     const auto want = p.download_c0();
@@ -115,12 +119,14 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
       const double ratio = ms[0] / ms[i + 1];
       runs[i].ratios.push_back(ratio);
       runs[i].warm_ratios.push_back(warm[0] / warm[i + 1]);
+      runs[i].called_ratios.push_back(called[0] / called[i + 1]);
       if (ratio < 0.95)
         runs[i].losses.push_back(shape + " " + std::to_string(ratio).substr(0, 5) + " (" +
                                  winners[i] + ")");
       const std::string winner = winners[i].size() > 30 ? winners[i].substr(0, 30) : winners[i];
-      std::printf("  %-9s %-30s %7.3f %7.3f %7.2f%s", "", winner.c_str(), ratio,
-                  runs[i].warm_ratios.back(), runs[i].first_call_s.back(),
+      std::printf("  %-9s %-30s %7.3f %7.3f %7.3f %7.2f%s", "", winner.c_str(), ratio,
+                  runs[i].warm_ratios.back(), runs[i].called_ratios.back(),
+                  runs[i].first_call_s.back(),
                   off <= 1 ? "" : " MISMATCH");
     }
     std::printf("\n");
@@ -134,6 +140,9 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
                 quantile(r.ratios, 0.5), geomean(r.ratios), quantile(r.warm_ratios, 0.0),
                 geomean(r.warm_ratios), quantile(r.first_call_s, 0.5),
                 quantile(r.first_call_s, 0.95));
+    std::printf("summary %-9s calls back to back: min %.3f  p10 %.3f  median %.3f  geomean %.3f\n",
+                r.name, quantile(r.called_ratios, 0.0), quantile(r.called_ratios, 0.1),
+                quantile(r.called_ratios, 0.5), geomean(r.called_ratios));
     for (const auto& loss : r.losses) std::printf("  %s below 0.95: %s\n", r.name, loss.c_str());
   }
   return tool::kSuccess;

@@ -5,7 +5,8 @@
 // (Options::vendor) and once with own kernels only; both tunings are cached apart (the dispatcher
 // keys and the store's usability rule keep them apart), then cuBLAS (pedantic FP32) and both
 // tilemm runs are timed in the same rounds on the same buffers (time_ms_interleaved: CUDA events,
-// warm-up, median).
+// warm-up, median), and once more called back to back with their host side
+// (time_ms_per_call_interleaved).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +24,9 @@ struct SweepSettings {
   double budget_ms = 100;   // timed milliseconds per contender and shape
 };
 
-// Runs the sweep and prints, per shape, cuBLAS's time and each tilemm run's winner and ratio
-// (cuBLAS time / tilemm time), then min, p10, median and geomean of the ratios per run and the
-// shapes below 0.95. Returns the tool's exit code.
+// Runs the sweep and prints, per shape, cuBLAS's time and each tilemm run's winner and ratios
+// (cuBLAS time / tilemm time), then min, p10, median and geomean of the ratios per run and
+// timing, and the shapes below 0.95. Returns the tool's exit code.
 int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings& settings);
 
 }  // namespace tilemm::bench
