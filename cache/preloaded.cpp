@@ -28,14 +28,20 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
 // (src/dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
 // of statics built later than it was registered).
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
-  static const auto& all =
-      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded(), names));
+  static const auto& all = *new std::vector<StoredEntry>(detail::timed_step(
+      [](const std::vector<StoredEntry>& read) {
+        return "the preloaded results (" + std::to_string(read.size()) + " entries) read";
+      },
+      [&] { return read_preloaded(detail::embedded_preloaded(), names); }));
   return all;
 }
 
 const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
-  static const auto& all =
-      *new std::vector<StoredEntry>(read_preloaded(detail::embedded_preloaded_headers(), names));
+  static const auto& all = *new std::vector<StoredEntry>(detail::timed_step(
+      [](const std::vector<StoredEntry>& read) {
+        return "the preloaded results' keys (" + std::to_string(read.size()) + " entries) read";
+      },
+      [&] { return read_preloaded(detail::embedded_preloaded_headers(), names); }));
   return all;
 }
 

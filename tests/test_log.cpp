@@ -3,17 +3,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <regex>
 #include <string>
+#include <thread>
 
 #include "log.hpp"
 
 namespace tilemm::detail {
 namespace {
 
-// Runs one message of each level in a child process with TILEMM_LOG set to `setting` (nullptr:
-// unset) and returns what the child wrote to stderr.
-std::string logged_with(const char* setting) {
+// Runs `body` in a child process with TILEMM_LOG set to `setting` (nullptr: unset) and returns
+// what the child wrote to stderr. The child exits 0, or 1 where `body` returns false.
+std::string stderr_of(const char* setting, const std::function<bool()>& body) {
   int fds[2];
   if (pipe(fds) != 0) return "<pipe failed>";
   const pid_t pid = fork();
@@ -21,11 +25,7 @@ std::string logged_with(const char* setting) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     if (setting != nullptr) setenv("TILEMM_LOG", setting, 1); else unsetenv("TILEMM_LOG");
-    log(LogLevel::error, "E");
-    log(LogLevel::warn, "W");
-    log(LogLevel::info, "I");
-    log(LogLevel::debug, "D");
-    _exit(0);
+    _exit(body() ? 0 : 1);
   }
   close(fds[1]);
   std::string text;
@@ -33,8 +33,27 @@ std::string logged_with(const char* setting) {
   ssize_t n;
   while ((n = read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
   close(fds[0]);
-  waitpid(pid, nullptr, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) text += "<the child's body failed>";
   return text;
+}
+
+// One message of each level, logged with TILEMM_LOG set to `setting`.
+std::string logged_with(const char* setting) {
+  return stderr_of(setting, [] {
+    log(LogLevel::error, "E");
+    log(LogLevel::warn, "W");
+    log(LogLevel::info, "I");
+    log(LogLevel::debug, "D");
+    return true;
+  });
+}
+
+// A step of at least 3 ms that returns 7.
+int slow_seven() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  return 7;
 }
 
 TEST(Log, LevelsFilterFromErrorToDebug) {
@@ -44,6 +63,24 @@ TEST(Log, LevelsFilterFromErrorToDebug) {
   EXPECT_EQ(logged_with("info"), "tilemm: error: E\ntilemm: warning: W\ntilemm: info: I\n");
   EXPECT_EQ(logged_with("debug"),
             "tilemm: error: E\ntilemm: warning: W\ntilemm: info: I\ntilemm: debug: D\n");
+}
+
+TEST(Log, ATimedStepSaysHowLongItTookAtDebugLevelOnly) {
+  const auto both_steps = [] {
+    const int named = timed_step("the step", slow_seven);
+    const auto says_what_it_got = [](int got) { return "got " + std::to_string(got); };
+    const int described = timed_step(says_what_it_got, slow_seven);
+    return named == 7 && described == 7;
+  };
+  const std::string debug = stderr_of("debug", both_steps);
+  const std::regex line(R"(tilemm: debug: the step in ([0-9]+\.[0-9]{3}) ms\n)"
+                        R"(tilemm: debug: got 7 in ([0-9]+\.[0-9]{3}) ms\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(debug, m, line)) << debug;
+  EXPECT_GE(std::stod(m[1]), 3.0) << debug;
+  EXPECT_GE(std::stod(m[2]), 3.0) << debug;
+  EXPECT_EQ(stderr_of("info", both_steps), "");
+  EXPECT_EQ(stderr_of(nullptr, both_steps), "");
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ const Cublas* load() {
 }  // namespace
 
 const Cublas* cublas() {
-  static const Cublas* const blas = load();
+  static const Cublas* const blas = timed_step(
+      [](const Cublas* found) { return std::string(found ? "cuBLAS loaded" : "cuBLAS looked for"); },
+      load);
   return blas;
 }
 

@@ -50,7 +50,11 @@ const CublasLt* load() {
 }  // namespace
 
 const CublasLt* cublaslt() {
-  static const CublasLt* const lt = load();
+  static const CublasLt* const lt = timed_step(
+      [](const CublasLt* found) {
+        return std::string(found ? "cuBLASLt loaded" : "cuBLASLt looked for");
+      },
+      load);
   return lt;
 }
 

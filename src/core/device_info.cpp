@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "cuda_check.hpp"
+#include "log.hpp"
 #include "tilemm/device.hpp"
 
 namespace tilemm {
@@ -103,7 +104,11 @@ const DeviceInfo& device_info(int ordinal) {
   if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
   std::lock_guard<std::mutex> lock(create_mutex);
   if (const DeviceInfo* d = known[ordinal].load(std::memory_order_acquire)) return *d;
-  const DeviceInfo* d = new DeviceInfo(query_device(ordinal));
+  const DeviceInfo* d = new DeviceInfo(detail::timed_step(
+      [ordinal](const DeviceInfo& q) {
+        return "device " + std::to_string(ordinal) + " (" + q.name + ") queried";
+      },
+      [ordinal] { return query_device(ordinal); }));
   known[ordinal].store(d, std::memory_order_release);
   return *d;
 }

@@ -33,6 +33,12 @@ bool log_enabled(LogLevel level) {
   return level <= threshold;
 }
 
+std::string took(const std::string& what, std::chrono::steady_clock::duration elapsed) {
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", std::chrono::duration<double, std::milli>(elapsed).count());
+  return what + " in " + ms + " ms";
+}
+
 void log(LogLevel level, const std::string& message) {
   if (!log_enabled(level)) return;
   // One fprintf per line so that lines from several threads do not interleave.

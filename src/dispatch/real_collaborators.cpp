@@ -79,7 +79,11 @@ class CacheResultStore : public ResultStore {
   // Opened on first use. A cache that cannot be used is never fatal: open_store moves a damaged
   // file aside or falls back to memory, and says so once.
   cache::TuningStore& store() {
-    if (!store_) adopt(cache::open_store(path_()));
+    if (!store_) {
+      const std::string path = path_();
+      adopt(detail::timed_step("the cache " + path + " opened",
+                               [&] { return cache::open_store(path); }));
+    }
     return *store_;
   }
 
