@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct Variant {
   std::vector<std::pair<std::string, int>> params;  // in the family's declared order
 
   // The value of parameter `key`; throws tilemm::Error if the family has no such parameter.
-  int param(const std::string& key) const;
+  int param(std::string_view key) const;
   bool operator==(const Variant& other) const {
     return family == other.family && params == other.params;
   }
