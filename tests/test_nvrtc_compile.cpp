@@ -242,6 +242,29 @@ TEST(CompileDeathTest, StoppingWaitsForRunningCompilationsAndRefusesNewOnes) {
   EXPECT_EXIT(std::exit(stop_compilations_and_check()), ::testing::ExitedWithCode(0), "");
 }
 
+// The exit's wait for a compilation is said at info level, with how long it took. The variant
+// takes several hundred milliseconds to compile: 50 ms in, it is inside NVRTC.
+TEST(CompileDeathTest, AnExitThatWaitsForACompilationSaysSo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto stop_during_a_compilation = [] {
+    setenv("TILEMM_LOG", "info", 1);
+    std::thread compiling([] {
+      try {
+        detail::compile_variant(default_variant(), "sm_90");
+      } catch (const CompileError&) {
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    detail::stop_nvrtc_compilations();
+    compiling.join();
+    std::exit(0);
+  };
+  EXPECT_EXIT(stop_during_a_compilation(), ::testing::ExitedWithCode(0),
+              "tilemm: info: process exit: waiting for 1 kernel compilation to end \\(NVRTC "
+              "cannot be interrupted\\)\ntilemm: info: process exit: the compilations ended in "
+              "[0-9]+\\.[0-9]{3} ms");
+}
+
 TEST(Compile, FailureNamesTheVariantAndCarriesTheNvrtcLog) {
   try {
     detail::compile_variant(parse_variant("tiled_t16_p0"), "sm_1");

@@ -11,6 +11,7 @@
 
 #include "family_registry.hpp"
 #include "kernel_sources.hpp"
+#include "log.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::detail {
@@ -188,7 +189,16 @@ void stop_nvrtc_compilations() {
   CompilationGate& gate = compilation_gate();
   std::unique_lock<std::mutex> lock(gate.mutex);
   gate.stopped = true;
+  if (gate.running == 0) return;
+  // The exit waits for up to one compilation's time: said, so that it is not taken for a hang.
+  const int running = gate.running;
+  const auto start = std::chrono::steady_clock::now();
+  log(LogLevel::info, "process exit: waiting for " + std::to_string(running) + " kernel " +
+                          (running == 1 ? "compilation" : "compilations") +
+                          " to end (NVRTC cannot be interrupted)");
   gate.idle.wait(lock, [&] { return gate.running == 0; });
+  log(LogLevel::info, took("process exit: the compilations ended",
+                           std::chrono::steady_clock::now() - start));
 }
 
 std::uint64_t nvrtc_compile_count() { return compile_count.load(std::memory_order_relaxed); }
