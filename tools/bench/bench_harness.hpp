@@ -238,13 +238,17 @@ inline std::vector<double> time_ms_interleaved(
 // batches of calls between two events on the default stream, nothing held, the stream drained
 // between batches. Where a contender's host side (its dispatch, the launch) takes longer than its
 // kernel, the GPU waits for each call and the time per call is that of the host; otherwise it is
-// the kernel's. The rounds interleave the contenders as time_ms_interleaved's do; each contender's
-// median over its batches is returned.
+// the kernel's. A batch holds up to 20 calls, fewer where the slowest contender's call is long
+// (the host's side is then lost in it), the same number for every contender. The rounds
+// interleave the contenders as time_ms_interleaved's do; each contender's median over its
+// batches is returned.
 inline std::vector<double> time_ms_per_call_interleaved(
     const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
     double budget_ms, Inputs inputs = Inputs::rotated) {
-  constexpr int kCallsPerBatch = 20;
+  constexpr int kProbeCalls = 3, kMostCallsPerBatch = 20;
+  constexpr double kBatchMs = 0.5;  // what sets a batch's calls: well above any host side's time
   const std::size_t n = launches.size();
+  if (n == 0) return {};
   const auto orders = balanced_round_orders(static_cast<int>(n));
   const int rounds = static_cast<int>(orders.size());
   const int min_batches_per_round = (5 + rounds - 1) / rounds;  // 5 batches at least, for a median
@@ -260,26 +264,31 @@ inline std::vector<double> time_ms_per_call_interleaved(
   const Event start = make_event(), stop = make_event();
   std::vector<std::function<const Set&()>> next_set(n);
   std::vector<std::vector<float>> samples(n);
-  const auto batch = [&](std::size_t c) {
+  const auto batch = [&](std::size_t c, int calls) {
     cuda(cudaEventRecord(start.get()), "cudaEventRecord");
-    for (int i = 0; i < kCallsPerBatch; ++i) launches[c](next_set[c]());
+    for (int i = 0; i < calls; ++i) launches[c](next_set[c]());
     cuda(cudaEventRecord(stop.get()), "cudaEventRecord");
     cuda(cudaEventSynchronize(stop.get()), "calls back to back");
     float ms = 0;
     cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
-    return ms / kCallsPerBatch;
+    return std::max(ms / static_cast<float>(calls), 1e-4f);
   };
-  std::vector<int> per_round(n);
+  std::vector<float> probe(n);
   for (std::size_t c = 0; c < n; ++c) {
     next_set[c] = input_sets(p, inputs);
-    batch(c);  // warm-up
-    const float per_call = std::max(batch(c), 1e-3f);
-    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / (per_call * kCallsPerBatch)),
-                              min_batches_per_round, 100);
+    batch(c, 1);  // warm-up
+    probe[c] = batch(c, kProbeCalls);
   }
+  const float slowest = *std::max_element(probe.begin(), probe.end());
+  const int calls =
+      std::clamp(static_cast<int>(kBatchMs / double(slowest)), kProbeCalls, kMostCallsPerBatch);
+  std::vector<int> per_round(n);
+  for (std::size_t c = 0; c < n; ++c)
+    per_round[c] = std::clamp(static_cast<int>(budget_ms / rounds / (double(probe[c]) * calls)),
+                              min_batches_per_round, 100);
   for (const auto& order : orders)
     for (const int c : order)
-      for (int b = 0; b < per_round[c]; ++b) samples[c].push_back(batch(c));
+      for (int b = 0; b < per_round[c]; ++b) samples[c].push_back(batch(c, calls));
   std::vector<double> medians(n);
   for (std::size_t c = 0; c < n; ++c) medians[c] = median(std::move(samples[c]));
   return medians;
