@@ -1,5 +1,5 @@
 // The candidate tables of a tuning JSON document (docs/cache-format.md), removed from its text
-// without parsing them. The build runs it on the preloaded files (cmake/strip_candidate_tables.cpp)
+// without parsing them. The build runs it on the preloaded files (cmake/preloaded_copy.cpp)
 // and embeds the result beside them, so that a process reads the preloaded results' winners (a
 // few hundred bytes an entry) without reading every candidate's timing (most of the file).
 #pragma once

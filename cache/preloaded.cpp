@@ -24,24 +24,38 @@ std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTempla
   return out;
 }
 
-// Never destroyed: a background tuning thread may still read them while the process exits
-// (src/dispatch/background_tuning.cpp stops it from an exit handler, which runs after the destructors
-// of statics built later than it was registered).
-const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
-  static const auto& all = *new std::vector<StoredEntry>(detail::timed_step(
-      [](const std::vector<StoredEntry>& read) {
-        return "the preloaded results (" + std::to_string(read.size()) + " entries) read";
+namespace {
+
+// The entries of `files`, read with `names`, and how long that took at debug level ("the preloaded
+// <what> (<n> entries) read in <ms> ms"). Never destroyed: a background tuning thread may still
+// read them while the process exits (src/dispatch/background_tuning.cpp stops it from an exit
+// handler, which runs after the destructors of statics built later than it was registered).
+const std::vector<StoredEntry>* read_for_the_process(
+    const std::vector<detail::EmbeddedTemplate>& files, const std::string& what,
+    const NameCheck& names) {
+  return new std::vector<StoredEntry>(detail::timed_step(
+      [&what](const std::vector<StoredEntry>& read) {
+        return "the preloaded " + what + " (" + std::to_string(read.size()) + " entries) read";
       },
-      [&] { return read_preloaded(detail::embedded_preloaded(), names); }));
+      [&] { return read_preloaded(files, names); }));
+}
+
+}  // namespace
+
+const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
+  static const auto& all = *read_for_the_process(detail::embedded_preloaded(), "results", names);
   return all;
 }
 
 const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
-  static const auto& all = *new std::vector<StoredEntry>(detail::timed_step(
-      [](const std::vector<StoredEntry>& read) {
-        return "the preloaded results' keys (" + std::to_string(read.size()) + " entries) read";
-      },
-      [&] { return read_preloaded(detail::embedded_preloaded_headers(), names); }));
+  static const auto& all =
+      *read_for_the_process(detail::embedded_preloaded_headers(), "results' keys", names);
+  return all;
+}
+
+const std::vector<StoredEntry>& preloaded_timed_entries(const NameCheck& names) {
+  static const auto& all = *read_for_the_process(detail::embedded_preloaded_timed(),
+                                                 "results' timed candidates", names);
   return all;
 }
 

@@ -30,6 +30,12 @@ const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names);
 // Cost: a parse of a few hundred bytes per entry; no candidate is read.
 const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names);
 
+// The same entries with only their timed candidates (those with samples above 0, and the
+// winner), parsed once per process like the two above and from copies the build cut
+// (detail::embedded_preloaded_timed(), cache/timed_candidates.hpp): what the tuning history
+// reads. Cost: about a fifth of preloaded_entries()'s for the shipped H200 file.
+const std::vector<StoredEntry>& preloaded_timed_entries(const NameCheck& names);
+
 // The entries of `files` (the embedded ones, or a test's), source "preloaded"; a file that fails
 // validation is skipped with a warning naming it. Cost: parses every file.
 std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTemplate>& files,

@@ -160,6 +160,7 @@ inline dispatch::Collaborators fake_collaborators(std::unique_ptr<dispatch::Resu
   parts.tuner = std::move(tuner);
   parts.preloaded = []() -> const std::vector<cache::StoredEntry>& { return no_preloaded(); };
   parts.preloaded_headers = parts.preloaded;
+  parts.preloaded_timed = parts.preloaded;
   parts.lease_owner = std::move(owner);
   return parts;
 }

@@ -284,6 +284,7 @@ struct Rig {
   std::vector<StoredEntry> preloaded_headers;  // the same without candidates
   int preloaded_reads = 0;  // how often the dispatcher asked for the preloaded results
   int header_reads = 0;     // and for them without candidates
+  int timed_reads = 0;      // and for them with their timed candidates only (the same here)
   std::unique_ptr<Dispatcher> dispatcher;
 
   explicit Rig(std::vector<StoredEntry> shipped = {}, LeaseTimes lease = {}) : preloaded(std::move(shipped)) {
@@ -308,6 +309,10 @@ struct Rig {
     parts.preloaded_headers = [this]() -> const std::vector<StoredEntry>& {
       ++header_reads;
       return preloaded_headers;
+    };
+    parts.preloaded_timed = [this]() -> const std::vector<StoredEntry>& {
+      ++timed_reads;
+      return preloaded;
     };
     parts.lease_owner = "host:1";
     parts.lease = lease;

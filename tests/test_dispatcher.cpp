@@ -68,6 +68,18 @@ TEST(Dispatcher, AnAutotuneMissReadsNoPreloadedCandidateTables) {
   EXPECT_EQ(rig.preloaded_reads, 0);
 }
 
+// A budgeted tuning ranks its candidates by the shapes measured before, the shipped ones among
+// them: it reads their timed candidates, never the full candidate tables.
+TEST(Dispatcher, ABudgetedTuningsHistoryReadsOnlyThePreloadedTimedCandidates) {
+  Rig rig({stored(Problem::dense(256, 256, 256, 4), "tiled_t8_p0", "preloaded")});
+  Options budgeted;
+  ASSERT_GT(budgeted.tune_budget_ms, 0.0) << "the default tuning is budgeted";
+  const AutotuneResult r = rig.autotune(Problem::dense(300, 200, 100, 4));
+  EXPECT_EQ(r.source, ResultSource::tuned);
+  EXPECT_GT(rig.timed_reads, 0);
+  EXPECT_EQ(rig.preloaded_reads, 0);
+}
+
 // Compile once per machine: a tuning takes each candidate's CUBIN from the store when it is there
 // (reading the image once), and stores what it compiles, so a later tuning of any shape (here or in
 // another process with the same cache) compiles nothing it compiled before. A shared store serves

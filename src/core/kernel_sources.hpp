@@ -23,6 +23,9 @@ const std::vector<EmbeddedTemplate>& embedded_preloaded();
 // The same files without their candidate tables (cache/candidate_tables.hpp), under the same
 // names: the preloaded entries' headers.
 const std::vector<EmbeddedTemplate>& embedded_preloaded_headers();
+// The same files cut to their timed candidates (cache/timed_candidates.hpp), under the same names:
+// what the tuning history reads.
+const std::vector<EmbeddedTemplate>& embedded_preloaded_timed();
 
 // Makes find_template() find `source` too (see register_extra_family). Keeps the pointers.
 void register_extra_template(const EmbeddedTemplate& source);

@@ -129,6 +129,9 @@ struct Collaborators {
   // parts): well under a millisecond, so that the first gemm() of a preloaded shape is as cheap
   // as one the SQLite cache serves.
   std::function<const std::vector<cache::StoredEntry>&()> preloaded_headers;
+  // The same entries with only their timed candidates (cache::preloaded_timed_entries()), asked
+  // for by the first budgeted tuning's history (tuning_history.hpp): all it reads of them.
+  std::function<const std::vector<cache::StoredEntry>&()> preloaded_timed;
   // The fleet's store of Options::remote_cache (a URL), opened on the first lookup that names
   // it (fleet_results.hpp). Empty: no fleet store.
   RemoteOpener open_remote;

@@ -186,6 +186,9 @@ Collaborators real_collaborators(std::function<std::string()> cache_path,
   parts.preloaded_headers = []() -> const std::vector<cache::StoredEntry>& {
     return cache::preloaded_headers(detail::why_not_a_known_name);
   };
+  parts.preloaded_timed = []() -> const std::vector<cache::StoredEntry>& {
+    return cache::preloaded_timed_entries(detail::why_not_a_known_name);
+  };
   parts.open_remote = [](const std::string& url) {
     RemoteTimes times;
     times.timeout = remote_timeout_from_environment();

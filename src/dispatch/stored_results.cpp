@@ -14,8 +14,12 @@ namespace tilemm::dispatch {
 using detail::log;
 using detail::LogLevel;
 
-StoredResults::StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers)
-    : store_(store), preloaded_(std::move(preloaded)), preloaded_headers_(std::move(preloaded_headers)) {}
+StoredResults::StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers,
+                             EntryList preloaded_timed)
+    : store_(store),
+      preloaded_(std::move(preloaded)),
+      preloaded_headers_(std::move(preloaded_headers)),
+      preloaded_timed_(std::move(preloaded_timed)) {}
 
 std::optional<cache::StoredEntry> StoredResults::fresh_entry(const DeviceInfo& device,
                                                              const Problem& problem,

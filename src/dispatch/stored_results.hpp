@@ -22,8 +22,9 @@ using EntryList = std::function<const std::vector<cache::StoredEntry>&()>;
 class StoredResults {
  public:
   // `preloaded`: the shipped entries with their candidates; `preloaded_headers`: the same
-  // without (Collaborators).
-  StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers);
+  // without; `preloaded_timed`: the same with their timed candidates only (Collaborators).
+  StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers,
+                EntryList preloaded_timed);
 
   // The cache's entry of `problem` if it is fresh and of a candidate set that serves it (asked
   // for in the order of sets_serving, provenance.hpp); a store failure warns and counts as a
@@ -47,11 +48,13 @@ class StoredResults {
 
   const std::vector<cache::StoredEntry>& preloaded() { return preloaded_(); }
   const std::vector<cache::StoredEntry>& preloaded_headers() { return preloaded_headers_(); }
+  const std::vector<cache::StoredEntry>& preloaded_timed() { return preloaded_timed_(); }
 
  private:
   GuardedStore& store_;
   EntryList preloaded_;
   EntryList preloaded_headers_;
+  EntryList preloaded_timed_;
 };
 
 // The source a stored entry reports ("imported", "preloaded", else the cache).

@@ -210,7 +210,7 @@ std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInf
     if (header.problem_class != problem_class || header.precision != problem.precision) continue;
     if (auto entry = results_.with_candidates(header)) cached.push_back(std::move(*entry));
   }
-  return measured_shapes(cached, results_.preloaded(), device, problem_class,
+  return measured_shapes(cached, results_.preloaded_timed(), device, problem_class,
                          problem.precision);
 }
 
