@@ -25,10 +25,10 @@ std::optional<std::size_t> end_of_string(std::string_view text, std::size_t open
   return std::nullopt;
 }
 
-// The index of the bracket that closes the array whose '[' is at `open`; nullopt if the
-// brackets inside do not match or it never closes.
-std::optional<std::size_t> close_of_array(std::string_view text, std::size_t open) {
-  std::string nesting(1, '[');
+// The index of the bracket that closes the array or object whose '[' or '{' is at `open`; nullopt
+// if the brackets inside do not match or it never closes.
+std::optional<std::size_t> close_of(std::string_view text, std::size_t open) {
+  std::string nesting(1, text[open]);
   for (std::size_t at = open + 1; at < text.size(); ++at) {
     switch (text[at]) {
       case '"': {
@@ -82,7 +82,7 @@ std::string without_candidate_tables(std::string_view document) {
       } else if (in_entries && nesting == "{[{" && text == "candidates") {
         const std::size_t open = skip_space(document, colon + 1);
         if (open >= document.size() || document[open] != '[') continue;  // the reader says
-        const auto close = close_of_array(document, open);
+        const auto close = close_of(document, open);
         if (!close) break;
         out.append(document, copied, open + 1 - copied);
         copied = *close;
@@ -92,6 +92,35 @@ std::string without_candidate_tables(std::string_view document) {
   }
   out.append(document, copied, std::string_view::npos);
   return out;
+}
+
+std::vector<EntrySpan> entry_spans(std::string_view document) {
+  std::vector<EntrySpan> spans;
+  std::string nesting;      // as in without_candidate_tables
+  bool in_entries = false;  // the root's member being read is "entries"
+  for (std::size_t at = 0; at < document.size(); ++at) {
+    const char c = document[at];
+    if (c == '{' && in_entries && nesting == "{[") {
+      const auto close = close_of(document, at);
+      if (!close) return {};
+      spans.push_back({at, *close + 1 - at});
+      at = *close;
+    } else if (c == '[' || c == '{') {
+      nesting.push_back(c);
+    } else if (c == ']' || c == '}') {
+      if (nesting.empty() || nesting.back() != (c == ']' ? '[' : '{')) return {};
+      nesting.pop_back();
+    } else if (c == '"') {
+      const auto end = end_of_string(document, at);
+      if (!end) return {};
+      const std::size_t colon = skip_space(document, *end);
+      if (nesting == "{" && colon < document.size() && document[colon] == ':')
+        in_entries = document.substr(at + 1, *end - at - 2) == "entries";
+      at = *end - 1;
+    }
+  }
+  if (!nesting.empty()) return {};
+  return spans;
 }
 
 }  // namespace tilemm::cache

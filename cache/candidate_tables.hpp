@@ -1,11 +1,13 @@
 // The candidate tables of a tuning JSON document (docs/cache-format.md), removed from its text
 // without parsing them. The build runs it on the preloaded files (cmake/preloaded_copy.cpp)
 // and embeds the result beside them, so that a process reads the preloaded results' winners (a
-// few hundred bytes an entry) without reading every candidate's timing (most of the file).
+// few hundred bytes an entry) without reading every candidate's timing (most of the file). The
+// same scan finds where each entry stands, so that an autotune() parses the one it returns.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tilemm::cache {
 
@@ -20,5 +22,14 @@ namespace tilemm::cache {
 // A key spelled with escapes ("candid\u0061tes") is not recognized; its table is kept.
 // Never throws except std::bad_alloc. Cost: linear in the document's size, allocates the result.
 std::string without_candidate_tables(std::string_view document);
+
+// Where each entry (an object of the root's "entries" array) stands in `document`.
+struct EntrySpan {
+  std::size_t offset = 0, length = 0;
+};
+// The entries' spans in order, found by the same scan; empty where the scan cannot follow the
+// text to its end (the JSON reader then says what is wrong). Never throws except std::bad_alloc.
+// Cost: linear in the document's size.
+std::vector<EntrySpan> entry_spans(std::string_view document);
 
 }  // namespace tilemm::cache

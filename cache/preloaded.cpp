@@ -1,5 +1,12 @@
 #include "preloaded.hpp"
 
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "candidate_tables.hpp"
+#include "json_entry.hpp"
 #include "kernel_sources.hpp"
 #include "log.hpp"
 #include "tilemm/error.hpp"
@@ -57,6 +64,96 @@ const std::vector<StoredEntry>& preloaded_timed_entries(const NameCheck& names) 
   static const auto& all = *read_for_the_process(detail::embedded_preloaded_timed(),
                                                  "results' timed candidates", names);
   return all;
+}
+
+namespace {
+
+bool same_key(const StoredEntry& a, const StoredEntry& b) {
+  return a.device_key == b.device_key && a.M == b.M && a.N == b.N && a.K == b.K &&
+         a.problem_class == b.problem_class && a.precision == b.precision &&
+         a.candidate_set == b.candidate_set;
+}
+
+// The spans of `spans_text` ("<offset> <length>" a line), if there are `entries` of them and each
+// is an object inside `document`; else none.
+std::vector<EntrySpan> spans_in(std::string_view spans_text, std::string_view document,
+                                std::size_t entries) {
+  std::vector<EntrySpan> spans;
+  std::istringstream lines{std::string(spans_text)};
+  for (EntrySpan s; lines >> s.offset >> s.length;) {
+    if (s.length < 2 || s.offset > document.size() || s.length > document.size() - s.offset ||
+        document[s.offset] != '{' || document[s.offset + s.length - 1] != '}')
+      return {};
+    spans.push_back(s);
+  }
+  if (!lines.eof() || spans.size() != entries) return {};
+  return spans;
+}
+
+// Where each preloaded entry stands in the embedded full files: its key (a header) and its text.
+struct EntryText {
+  StoredEntry header;
+  std::string_view text;
+};
+
+// Every entry's text, file by file: each file's headers (read again, alone) beside the spans the
+// build found, where both list as many entries. Once per process; never destroyed, as above.
+const std::vector<EntryText>& entry_texts(const NameCheck& names) {
+  static const auto& all = *[&] {
+    auto* texts = new std::vector<EntryText>();
+    const auto& full = detail::embedded_preloaded();
+    const auto& headers = detail::embedded_preloaded_headers();
+    const auto& spans = detail::embedded_preloaded_entry_spans();
+    if (headers.size() != full.size() || spans.size() != full.size()) return texts;
+    for (std::size_t f = 0; f < full.size(); ++f) {
+      if (headers[f].file != full[f].file || spans[f].file != full[f].file) continue;
+      const auto file_headers = read_preloaded({headers[f]}, names);
+      const auto file_spans = spans_in(spans[f].source, full[f].source, file_headers.size());
+      for (std::size_t i = 0; i < file_spans.size(); ++i)
+        texts->push_back(
+            {file_headers[i], full[f].source.substr(file_spans[i].offset, file_spans[i].length)});
+    }
+    return texts;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::optional<StoredEntry> preloaded_entry_alone(const StoredEntry& header,
+                                                 const NameCheck& names) {
+  for (const EntryText& t : entry_texts(names)) {
+    if (!same_key(t.header, header)) continue;
+    try {
+      StoredEntry e = entry_from_json_text(t.text, names);
+      if (!same_key(e, header) || e.winner != header.winner) return std::nullopt;
+      e.source = "preloaded";
+      return e;
+    } catch (const InvalidArgument&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<StoredEntry> preloaded_with_candidates(const StoredEntry& header,
+                                                     const NameCheck& names) {
+  static std::mutex mutex;
+  static auto& read = *new std::vector<StoredEntry>();  // never destroyed, as above
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& e : read)
+      if (same_key(e, header)) return e;
+  }
+  std::optional<StoredEntry> entry = preloaded_entry_alone(header, names);
+  if (!entry) {
+    for (const auto& e : preloaded_entries(names))
+      if (same_key(e, header)) entry = e;
+    if (!entry) return std::nullopt;
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  read.push_back(*entry);
+  return entry;
 }
 
 bool preloaded_applies(const StoredEntry& e, const std::string& device_key, const std::string& arch,

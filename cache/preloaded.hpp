@@ -36,6 +36,20 @@ const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names);
 // reads. Cost: about a fifth of preloaded_entries()'s for the shipped H200 file.
 const std::vector<StoredEntry>& preloaded_timed_entries(const NameCheck& names);
 
+// The entry of preloaded_entries() whose key is `header`'s (device model, shape, class, precision,
+// candidate set), read alone from the embedded full file where the build found its text
+// (detail::embedded_preloaded_entry_spans()) and checked to read as that key and `header`'s
+// winner; none where its text is not found, does not read, or reads as another entry. Cost: a
+// parse of that entry's candidate table (a few hundred kilobytes), and on the first call one of
+// each file's headers.
+std::optional<StoredEntry> preloaded_entry_alone(const StoredEntry& header, const NameCheck& names);
+
+// What an autotune() of a preloaded shape returns: preloaded_entry_alone(), else the entry of
+// `header`'s key among preloaded_entries() (which reads every file whole), else none. Kept for
+// the process once read.
+std::optional<StoredEntry> preloaded_with_candidates(const StoredEntry& header,
+                                                     const NameCheck& names);
+
 // The entries of `files` (the embedded ones, or a test's), source "preloaded"; a file that fails
 // validation is skipped with a warning naming it. Cost: parses every file.
 std::vector<StoredEntry> read_preloaded(const std::vector<detail::EmbeddedTemplate>& files,

@@ -3,8 +3,12 @@
 //   --without-candidates: every candidate table emptied (cache/candidate_tables.hpp), what a
 //                         gemm() reads;
 //   --timed-candidates:   each table cut to its timed candidates and winner
-//                         (cache/timed_candidates.hpp), what the tuning history reads.
-// Usage: tilemm_preloaded_copy --without-candidates|--timed-candidates <input.json> <output.json>
+//                         (cache/timed_candidates.hpp), what the tuning history reads;
+//   --entry-spans:        not a copy but where each entry stands in the file, "<offset>
+//                         <length>" a line (cache/candidate_tables.hpp), so that an autotune()
+//                         parses the one entry it returns.
+// Usage: tilemm_preloaded_copy --without-candidates|--timed-candidates|--entry-spans <input.json>
+//        <output>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -16,9 +20,9 @@
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 4 ? argv[1] : "";
-  if (mode != "--without-candidates" && mode != "--timed-candidates") {
-    std::cerr << "usage: tilemm_preloaded_copy --without-candidates|--timed-candidates "
-                 "<input.json> <output.json>\n";
+  if (mode != "--without-candidates" && mode != "--timed-candidates" && mode != "--entry-spans") {
+    std::cerr << "usage: tilemm_preloaded_copy --without-candidates|--timed-candidates|"
+                 "--entry-spans <input.json> <output>\n";
     return 2;
   }
   std::ifstream in(argv[2], std::ios::binary);
@@ -29,8 +33,14 @@ int main(int argc, char** argv) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string copy;
   try {
-    copy = mode == "--without-candidates" ? tilemm::cache::without_candidate_tables(text)
-                                          : tilemm::cache::with_timed_candidates_only(text);
+    if (mode == "--without-candidates") {
+      copy = tilemm::cache::without_candidate_tables(text);
+    } else if (mode == "--timed-candidates") {
+      copy = tilemm::cache::with_timed_candidates_only(text);
+    } else {
+      for (const auto& span : tilemm::cache::entry_spans(text))
+        copy += std::to_string(span.offset) + " " + std::to_string(span.length) + "\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "tilemm_preloaded_copy: " << argv[2] << ": " << e.what() << "\n";
     return 1;

@@ -158,9 +158,13 @@ inline dispatch::Collaborators fake_collaborators(std::unique_ptr<dispatch::Resu
   parts.store = std::move(store);
   parts.loader = std::make_unique<NullLoader>();
   parts.tuner = std::move(tuner);
-  parts.preloaded = []() -> const std::vector<cache::StoredEntry>& { return no_preloaded(); };
-  parts.preloaded_headers = parts.preloaded;
-  parts.preloaded_timed = parts.preloaded;
+  parts.preloaded_with_candidates = [](const cache::StoredEntry&) {
+    return std::optional<cache::StoredEntry>();
+  };
+  parts.preloaded_headers = []() -> const std::vector<cache::StoredEntry>& {
+    return no_preloaded();
+  };
+  parts.preloaded_timed = parts.preloaded_headers;
   parts.lease_owner = std::move(owner);
   return parts;
 }

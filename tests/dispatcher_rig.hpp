@@ -282,7 +282,7 @@ struct Rig {
   FakeTuner* tuner;
   std::vector<StoredEntry> preloaded;
   std::vector<StoredEntry> preloaded_headers;  // the same without candidates
-  int preloaded_reads = 0;  // how often the dispatcher asked for the preloaded results
+  int preloaded_reads = 0;  // how often the dispatcher asked for a preloaded entry with candidates
   int header_reads = 0;     // and for them without candidates
   int timed_reads = 0;      // and for them with their timed candidates only (the same here)
   std::unique_ptr<Dispatcher> dispatcher;
@@ -302,9 +302,15 @@ struct Rig {
     parts.store = std::move(s);
     parts.loader = std::move(l);
     parts.tuner = std::move(t);
-    parts.preloaded = [this]() -> const std::vector<StoredEntry>& {
+    parts.preloaded_with_candidates = [this](const StoredEntry& header) {
       ++preloaded_reads;
-      return preloaded;
+      std::optional<StoredEntry> found;
+      for (const auto& e : preloaded)
+        if (e.device_key == header.device_key && e.M == header.M && e.N == header.N &&
+            e.K == header.K && e.problem_class == header.problem_class &&
+            e.precision == header.precision && e.candidate_set == header.candidate_set)
+          found = e;
+      return found;
     };
     parts.preloaded_headers = [this]() -> const std::vector<StoredEntry>& {
       ++header_reads;

@@ -116,6 +116,66 @@ TEST(CandidateTables, TrickyStringsAreCopiedAndOnlyTheEntriesTablesRemoved) {
   }
 }
 
+// Each entry's span is the text of that entry, whatever its strings hold, compact or not.
+TEST(CandidateTables, EntrySpansAreTheTextsOfTheEntries) {
+  json doc = json::object();
+  doc["comment"] = "\"entries\": [{\"candidates\": [";
+  doc["entries"] = json::array({tricky_entry(512), tricky_entry(1024), tricky_entry(7)});
+  doc["format"] = kJsonFormatName;
+  doc["format_version"] = kJsonFormatVersion;
+  for (const int indent : {-1, 2}) {
+    SCOPED_TRACE(indent);
+    const std::string text = doc.dump(indent);
+    const auto spans = entry_spans(text);
+    ASSERT_EQ(spans.size(), 3u);
+    for (std::size_t i = 0; i < spans.size(); ++i)
+      EXPECT_EQ(json::parse(text.substr(spans[i].offset, spans[i].length)), doc["entries"][i]);
+  }
+  for (const char* none : {"", "[]", "{\"entries\": 5}", "{\"entries\": []}",
+                           "{\"other\": [{\"m\": 1}]}", "{\"entries\": [[{\"m\": 1}]]}"})
+    EXPECT_TRUE(entry_spans(none).empty()) << none;
+  // Text the scan cannot follow to its end gives no spans: the full read then says what is wrong.
+  for (const char* broken : {"{\"entries\": [{\"m\": 1}", "{\"entries\": [{\"m\": \"1}]}",
+                             "{\"entries\": [{\"m\": 1]]}"})
+    EXPECT_TRUE(entry_spans(broken).empty()) << broken;
+}
+
+// An autotune() of a shipped shape reads its entry alone: the same entry, candidates and all, as
+// the read of the whole file gives, for every shipped entry; the build's spans are those of the
+// scan; a key that is not shipped has none.
+TEST(PreloadedHeaders, AnEntryReadAloneIsTheEntryOfTheWholeFile) {
+  const auto& full = preloaded_entries(detail::why_not_a_known_name);
+  const auto& headers = preloaded_headers(detail::why_not_a_known_name);
+  ASSERT_EQ(headers.size(), full.size());
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    SCOPED_TRACE(full[i].winner);
+    const auto alone = preloaded_entry_alone(headers[i], detail::why_not_a_known_name);
+    ASSERT_TRUE(alone.has_value());
+    testing::expect_same_entry(*alone, full[i], testing::CandidateOrder::same);
+    const auto served = preloaded_with_candidates(headers[i], detail::why_not_a_known_name);
+    ASSERT_TRUE(served.has_value());
+    testing::expect_same_entry(*served, full[i], testing::CandidateOrder::same);
+  }
+  StoredEntry missing = headers.front();
+  missing.M += 1;
+  EXPECT_FALSE(preloaded_entry_alone(missing, detail::why_not_a_known_name).has_value());
+  EXPECT_FALSE(preloaded_with_candidates(missing, detail::why_not_a_known_name).has_value());
+  // A header whose winner its entry's text does not name is not that entry.
+  StoredEntry other_winner = headers.front();
+  other_winner.winner = "naive";
+  EXPECT_FALSE(preloaded_entry_alone(other_winner, detail::why_not_a_known_name).has_value());
+  const auto& files = detail::embedded_preloaded();
+  const auto& spans = detail::embedded_preloaded_entry_spans();
+  ASSERT_EQ(spans.size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string expected;
+    for (const auto& s : entry_spans(files[i].source))
+      expected += std::to_string(s.offset) + " " + std::to_string(s.length) + "\n";
+    EXPECT_EQ(spans[i].file, files[i].file);
+    EXPECT_EQ(spans[i].source, expected);
+  }
+}
+
 TEST(CandidateTables, ADocumentWithoutTablesOrEntriesIsUnchanged) {
   for (const char* text : {"", "[]", "{\"entries\": 5}", "\"x\"",
                            "{\"entries\": [{\"winner\": \"a\", \"candidates\": 7}]}",

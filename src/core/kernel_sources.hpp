@@ -26,6 +26,9 @@ const std::vector<EmbeddedTemplate>& embedded_preloaded_headers();
 // The same files cut to their timed candidates (cache/timed_candidates.hpp), under the same names:
 // what the tuning history reads.
 const std::vector<EmbeddedTemplate>& embedded_preloaded_timed();
+// Where each entry stands in those files (cache/candidate_tables.hpp, entry_spans), "<offset>
+// <length>" a line, under the same names.
+const std::vector<EmbeddedTemplate>& embedded_preloaded_entry_spans();
 
 // Makes find_template() find `source` too (see register_extra_family). Keeps the pointers.
 void register_extra_template(const EmbeddedTemplate& source);

@@ -120,10 +120,11 @@ struct Collaborators {
   std::unique_ptr<ResultStore> store;
   std::unique_ptr<KernelLoader> loader;
   std::unique_ptr<ShapeTuner> tuner;
-  // The preloaded results (cache::preloaded_entries() in a real process), asked for on the first
-  // lookup that needs their candidates (an autotune() they serve): reading them costs tens of
-  // milliseconds, which a process that only calls gemm() never pays.
-  std::function<const std::vector<cache::StoredEntry>&()> preloaded;
+  // The preloaded entry of a header's key with its candidates (cache::preloaded_with_candidates()
+  // in a real process), asked for by a lookup that needs them (an autotune() it serves): it
+  // parses that entry's candidate table, which a process that only calls gemm() never pays.
+  std::function<std::optional<cache::StoredEntry>(const cache::StoredEntry& header)>
+      preloaded_with_candidates;
   // The same entries without their candidates (cache::preloaded_headers()), asked for on the
   // first lookup that reaches them without needing candidates (gemm(), the fallback, a plan's
   // parts): well under a millisecond, so that the first gemm() of a preloaded shape is as cheap

@@ -22,7 +22,7 @@ bool resolves_again(const Decision& decision, TunePolicy policy) {
 namespace {
 
 Collaborators checked(Collaborators parts) {
-  if (!parts.store || !parts.loader || !parts.tuner || !parts.preloaded ||
+  if (!parts.store || !parts.loader || !parts.tuner || !parts.preloaded_with_candidates ||
       !parts.preloaded_headers || !parts.preloaded_timed)
     throw Error(ErrorKind::internal, "tilemm: a dispatcher needs a store, a loader, a tuner and "
                                      "the preloaded results");
@@ -34,7 +34,8 @@ Collaborators checked(Collaborators parts) {
 Dispatcher::Dispatcher(Collaborators parts)
     : parts_(checked(std::move(parts))),
       store_(*parts_.store),
-      results_(store_, parts_.preloaded, parts_.preloaded_headers, parts_.preloaded_timed),
+      results_(store_, parts_.preloaded_with_candidates, parts_.preloaded_headers,
+               parts_.preloaded_timed),
       fleet_(store_, parts_.open_remote),
       binaries_(store_, *parts_.loader),
       coordinator_(store_, results_, fleet_, binaries_, *parts_.tuner, parts_.lease_owner,

@@ -180,8 +180,8 @@ Collaborators real_collaborators(std::function<std::string()> cache_path,
   parts.store = std::make_unique<CacheResultStore>(std::move(cache_path));
   parts.loader = std::make_unique<RuntimeKernelLoader>();
   parts.tuner = std::make_unique<GpuShapeTuner>(plan);
-  parts.preloaded = []() -> const std::vector<cache::StoredEntry>& {
-    return cache::preloaded_entries(detail::why_not_a_known_name);
+  parts.preloaded_with_candidates = [](const cache::StoredEntry& header) {
+    return cache::preloaded_with_candidates(header, detail::why_not_a_known_name);
   };
   parts.preloaded_headers = []() -> const std::vector<cache::StoredEntry>& {
     return cache::preloaded_headers(detail::why_not_a_known_name);

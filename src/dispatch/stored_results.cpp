@@ -14,10 +14,10 @@ namespace tilemm::dispatch {
 using detail::log;
 using detail::LogLevel;
 
-StoredResults::StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers,
-                             EntryList preloaded_timed)
+StoredResults::StoredResults(GuardedStore& store, EntryOfHeader preloaded_with_candidates,
+                             EntryList preloaded_headers, EntryList preloaded_timed)
     : store_(store),
-      preloaded_(std::move(preloaded)),
+      preloaded_with_candidates_(std::move(preloaded_with_candidates)),
       preloaded_headers_(std::move(preloaded_headers)),
       preloaded_timed_(std::move(preloaded_timed)) {}
 
@@ -66,11 +66,11 @@ std::optional<cache::StoredEntry> StoredResults::preloaded_entry(const DeviceInf
         },
         [](const cache::StoredEntry&) { return true; });
   };
-  // The headers first: reading the candidate tables parses the whole shipped file, which a miss
-  // (most shapes of an application) must not pay for.
+  // The headers first: a miss (most shapes of an application) reads no candidate table, and a hit
+  // reads its own entry's alone.
   auto header = find_in(preloaded_headers());
   if (!header || !with_candidates) return header;
-  return find_in(preloaded());
+  return preloaded_with_candidates_(*header);
 }
 
 std::optional<std::string> StoredResults::stored_winner(const DeviceInfo& device,

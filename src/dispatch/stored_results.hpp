@@ -18,13 +18,16 @@
 namespace tilemm::dispatch {
 
 using EntryList = std::function<const std::vector<cache::StoredEntry>&()>;
+using EntryOfHeader =
+    std::function<std::optional<cache::StoredEntry>(const cache::StoredEntry& header)>;
 
 class StoredResults {
  public:
-  // `preloaded`: the shipped entries with their candidates; `preloaded_headers`: the same
-  // without; `preloaded_timed`: the same with their timed candidates only (Collaborators).
-  StoredResults(GuardedStore& store, EntryList preloaded, EntryList preloaded_headers,
-                EntryList preloaded_timed);
+  // `preloaded_with_candidates`: a shipped entry with its candidates, by its header;
+  // `preloaded_headers`: the shipped entries without candidates; `preloaded_timed`: the same with
+  // their timed candidates only (Collaborators).
+  StoredResults(GuardedStore& store, EntryOfHeader preloaded_with_candidates,
+                EntryList preloaded_headers, EntryList preloaded_timed);
 
   // The cache's entry of `problem` if it is fresh and of a candidate set that serves it (asked
   // for in the order of sets_serving, provenance.hpp); a store failure warns and counts as a
@@ -46,13 +49,12 @@ class StoredResults {
   // one entry's read under the store's lock. None when it is gone; a store failure warns.
   std::optional<cache::StoredEntry> with_candidates(const cache::StoredEntry& header);
 
-  const std::vector<cache::StoredEntry>& preloaded() { return preloaded_(); }
   const std::vector<cache::StoredEntry>& preloaded_headers() { return preloaded_headers_(); }
   const std::vector<cache::StoredEntry>& preloaded_timed() { return preloaded_timed_(); }
 
  private:
   GuardedStore& store_;
-  EntryList preloaded_;
+  EntryOfHeader preloaded_with_candidates_;
   EntryList preloaded_headers_;
   EntryList preloaded_timed_;
 };
