@@ -1,8 +1,9 @@
 // The preloaded files cut to what the tuning history reads of them
 // (src/dispatch/tuning_history.hpp): each entry's candidates that were timed. The history reads
 // every shipped entry of a class on a process's first budgeted tuning; the full files hold every
-// candidate's record, timed or not, and reading them costs that tuning several times as much. The build cuts each shipped file
-// (cmake/preloaded_copy.cpp) and embeds the result beside the full files and the headers.
+// candidate's record, timed or not, and reading them costs that tuning several times as much.
+// The build cuts each shipped file (cmake/preloaded_copy.cpp) and embeds the result beside the
+// full files and the headers.
 #pragma once
 
 #include <string>

@@ -42,13 +42,15 @@ void expect_ordered_ratios(const Summary& s, const std::string& what) {
 TEST(RandomSweep, SummarizesEachRunHeldAndCalledBackToBack) {
   TILEMM_REQUIRE_DEVICE();
   TempDir dir;
-  const ProgramOutput o = run_command("TILEMM_CACHE='" + dir.file("sweep.db") + "' '" TILEMM_BENCH_BINARY
-                                      "' --random 3 --seed 7 --ms-per-case 2 2>&1");
+  const ProgramOutput o =
+      run_command("TILEMM_CACHE='" + dir.file("sweep.db") + "' '" TILEMM_BENCH_BINARY
+                  "' --random 3 --seed 7 --ms-per-case 2 2>&1");
   ASSERT_EQ(o.code, 0) << o.text;
   EXPECT_EQ(o.text.find("MISMATCH"), std::string::npos) << o.text;
   for (const std::string run : {"vendor on", "own only"}) {
     expect_ordered_ratios(summary_of(o.text, run, "over 3 shapes"), run + ", held launches");
-    expect_ordered_ratios(summary_of(o.text, run, "calls back to back"), run + ", calls back to back");
+    expect_ordered_ratios(summary_of(o.text, run, "calls back to back"),
+                          run + ", calls back to back");
   }
 }
 
