@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
       .add_option("--random", random_count,
                   "Instead of --sizes/--shapes: N random shapes (dimensions log-uniform in "
                   "1..10000, half not multiples of 8), each tuned on its first call and timed "
-                  "against cuBLAS FP32 with vendor candidates and with own kernels only")
+                  "against cuBLAS FP32 with vendor candidates and with own kernels only: kernels "
+                  "alone, L2-cold and L2-warm, and calls back to back")
       ->option_text("N")
       ->check(tilemm::tool::number_between(1, 10000));
   cli.app().add_option("--seed", seed, "Seed of --random's shapes (default: 1)")->option_text("S");
