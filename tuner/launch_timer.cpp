@@ -39,4 +39,17 @@ std::vector<float> LaunchTimer::time(cudaStream_t stream, int launches,
   return ms;
 }
 
+float LaunchTimer::time_calls(cudaStream_t stream, int calls,
+                              const std::function<void(int i)>& call) {
+  if (calls <= 0) return 0.0f;
+  reserve(1);
+  TILEMM_CUDA(cudaEventRecord(events_[0].get(), stream));
+  for (int i = 0; i < calls; ++i) call(i);
+  TILEMM_CUDA(cudaEventRecord(events_[1].get(), stream));
+  TILEMM_CUDA(cudaEventSynchronize(events_[1].get()));
+  float ms = 0.0f;
+  TILEMM_CUDA(cudaEventElapsedTime(&ms, events_[0].get(), events_[1].get()));
+  return ms / static_cast<float>(calls);
+}
+
 }  // namespace tilemm::tuner

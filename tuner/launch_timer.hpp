@@ -2,7 +2,8 @@
 // tools/bench time their launches here, so that a tuned winner and a benchmarked one are
 // measured the same way. Each launch sits between its own pair of CUDA events, and the launches
 // are enqueued behind a StreamHold (src/core/stream_hold.hpp), so that they run back to back at
-// the GPU's pace rather than the host's.
+// the GPU's pace rather than the host's. A benchmark's second timing, of calls as an application
+// makes them (time_calls), is here too.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,6 +32,12 @@ class LaunchTimer {
   // `stream` and returns each launch's milliseconds, in order. Creates events as more launches
   // are asked for than before. Throws tilemm::Error (cuda) naming the failed call.
   std::vector<float> time(cudaStream_t stream, int launches, const std::function<void(int i)>& launch);
+
+  // Calls `call(i)` for i in [0, calls) as an application would, each enqueuing its work on
+  // `stream`, with nothing held: one pair of events around them all, then a synchronize. Returns
+  // the milliseconds per call, the host's side of a call included where it is longer than its
+  // work on the GPU. Throws tilemm::Error (cuda) naming the failed call.
+  float time_calls(cudaStream_t stream, int calls, const std::function<void(int i)>& call);
 
   // Well inside what a stream queues before the host would block (stream_hold.hpp).
   static constexpr int kLaunchesPerHold = 128;

@@ -14,7 +14,6 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -236,7 +235,7 @@ inline std::vector<double> time_ms_interleaved(
 
 // Milliseconds per call of several contenders called back to back as an application calls them:
 // batches of calls between two events on the default stream, nothing held, the stream drained
-// between batches. Where a contender's host side (its dispatch, the launch) takes longer than its
+// between batches (LaunchTimer::time_calls). Where a contender's host side (its dispatch, the launch) takes longer than its
 // kernel, the GPU waits for each call and the time per call is that of the host; otherwise it is
 // the kernel's. A batch holds up to 20 calls, fewer where the slowest contender's call is long
 // (the host's side is then lost in it), the same number for every contender. The rounds
@@ -252,26 +251,12 @@ inline std::vector<double> time_ms_per_call_interleaved(
   const auto orders = balanced_round_orders(static_cast<int>(n));
   const int rounds = static_cast<int>(orders.size());
   const int min_batches_per_round = (5 + rounds - 1) / rounds;  // 5 batches at least, for a median
-  struct EventDestroyer {
-    void operator()(cudaEvent_t event) const { (void)cudaEventDestroy(event); }
-  };
-  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
-  const auto make_event = [] {
-    cudaEvent_t e = nullptr;
-    cuda(cudaEventCreate(&e), "cudaEventCreate");
-    return Event(e);
-  };
-  const Event start = make_event(), stop = make_event();
   std::vector<std::function<const Set&()>> next_set(n);
   std::vector<std::vector<float>> samples(n);
   const auto batch = [&](std::size_t c, int calls) {
-    cuda(cudaEventRecord(start.get()), "cudaEventRecord");
-    for (int i = 0; i < calls; ++i) launches[c](next_set[c]());
-    cuda(cudaEventRecord(stop.get()), "cudaEventRecord");
-    cuda(cudaEventSynchronize(stop.get()), "calls back to back");
-    float ms = 0;
-    cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
-    return std::max(ms / static_cast<float>(calls), 1e-4f);
+    const float ms =
+        launch_timer().time_calls(nullptr, calls, [&](int) { launches[c](next_set[c]()); });
+    return std::max(ms, 1e-4f);
   };
   std::vector<float> probe(n);
   for (std::size_t c = 0; c < n; ++c) {
