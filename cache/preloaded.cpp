@@ -47,6 +47,25 @@ const std::vector<StoredEntry>* read_for_the_process(
       [&] { return read_preloaded(files, names); }));
 }
 
+// The headers of each embedded file, file by file (none for a file that fails validation): read
+// once per process, for preloaded_headers() and for finding each entry's text. Never destroyed,
+// as above.
+const std::vector<std::vector<StoredEntry>>& headers_by_file(const NameCheck& names) {
+  static const auto& all = *new std::vector<std::vector<StoredEntry>>(detail::timed_step(
+      [](const std::vector<std::vector<StoredEntry>>& read) {
+        std::size_t entries = 0;
+        for (const auto& file : read) entries += file.size();
+        return "the preloaded results' keys (" + std::to_string(entries) + " entries) read";
+      },
+      [&] {
+        std::vector<std::vector<StoredEntry>> read;
+        for (const auto& file : detail::embedded_preloaded_headers())
+          read.push_back(read_preloaded({file}, names));
+        return read;
+      }));
+  return all;
+}
+
 }  // namespace
 
 const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
@@ -55,8 +74,12 @@ const std::vector<StoredEntry>& preloaded_entries(const NameCheck& names) {
 }
 
 const std::vector<StoredEntry>& preloaded_headers(const NameCheck& names) {
-  static const auto& all =
-      *read_for_the_process(detail::embedded_preloaded_headers(), "results' keys", names);
+  static const auto& all = *[&] {
+    auto* headers = new std::vector<StoredEntry>();  // never destroyed, as above
+    for (const auto& file : headers_by_file(names))
+      headers->insert(headers->end(), file.begin(), file.end());
+    return headers;
+  }();
   return all;
 }
 
@@ -90,28 +113,29 @@ std::vector<EntrySpan> spans_in(std::string_view spans_text, std::string_view do
   return spans;
 }
 
-// Where each preloaded entry stands in the embedded full files: its key (a header) and its text.
+// Where each preloaded entry stands in the embedded full files: its key (a header of
+// headers_by_file) and its text.
 struct EntryText {
-  StoredEntry header;
+  const StoredEntry* header;
   std::string_view text;
 };
 
-// Every entry's text, file by file: each file's headers (read again, alone) beside the spans the
-// build found, where both list as many entries. Once per process; never destroyed, as above.
+// Every entry's text, file by file: each file's headers beside the spans the build found, where
+// both list as many entries. Once per process; never destroyed, as above.
 const std::vector<EntryText>& entry_texts(const NameCheck& names) {
   static const auto& all = *[&] {
     auto* texts = new std::vector<EntryText>();
     const auto& full = detail::embedded_preloaded();
     const auto& headers = detail::embedded_preloaded_headers();
     const auto& spans = detail::embedded_preloaded_entry_spans();
+    const auto& read = headers_by_file(names);
     if (headers.size() != full.size() || spans.size() != full.size()) return texts;
     for (std::size_t f = 0; f < full.size(); ++f) {
       if (headers[f].file != full[f].file || spans[f].file != full[f].file) continue;
-      const auto file_headers = read_preloaded({headers[f]}, names);
-      const auto file_spans = spans_in(spans[f].source, full[f].source, file_headers.size());
+      const auto file_spans = spans_in(spans[f].source, full[f].source, read[f].size());
       for (std::size_t i = 0; i < file_spans.size(); ++i)
         texts->push_back(
-            {file_headers[i], full[f].source.substr(file_spans[i].offset, file_spans[i].length)});
+            {&read[f][i], full[f].source.substr(file_spans[i].offset, file_spans[i].length)});
     }
     return texts;
   }();
@@ -123,7 +147,7 @@ const std::vector<EntryText>& entry_texts(const NameCheck& names) {
 std::optional<StoredEntry> preloaded_entry_alone(const StoredEntry& header,
                                                  const NameCheck& names) {
   for (const EntryText& t : entry_texts(names)) {
-    if (!same_key(t.header, header)) continue;
+    if (!same_key(*t.header, header)) continue;
     try {
       StoredEntry e = entry_from_json_text(t.text, names);
       if (!same_key(e, header) || e.winner != header.winner) return std::nullopt;
