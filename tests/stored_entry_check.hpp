@@ -12,6 +12,12 @@
 
 namespace tilemm::testing {
 
+// `e` with no candidates: an entry as the preloaded headers hold it.
+inline cache::StoredEntry without_candidates(cache::StoredEntry e) {
+  e.candidates.clear();
+  return e;
+}
+
 // How the candidate lists of the two entries line up: in the same order (the JSON export keeps
 // it), or matched by variant name (the store returns them in key order).
 enum class CandidateOrder { same, by_variant };

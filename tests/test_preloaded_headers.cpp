@@ -23,10 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-StoredEntry without_candidates(StoredEntry e) {
-  e.candidates.clear();
-  return e;
-}
+using testing::without_candidates;
 
 void expect_same_minus_candidates(const std::vector<StoredEntry>& headers,
                                   const std::vector<StoredEntry>& full) {

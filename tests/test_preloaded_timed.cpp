@@ -25,10 +25,7 @@ namespace {
 
 using nlohmann::json;
 
-StoredEntry without_candidates(StoredEntry e) {
-  e.candidates.clear();
-  return e;
-}
+using testing::without_candidates;
 
 // The variants of `e` the cut keeps, in order: timed at least once, or the winner.
 std::vector<std::string> kept_variants(const StoredEntry& e) {
