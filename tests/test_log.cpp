@@ -83,5 +83,26 @@ TEST(Log, ATimedStepSaysHowLongItTookAtDebugLevelOnly) {
   EXPECT_EQ(stderr_of(nullptr, both_steps), "");
 }
 
+TEST(Log, StepTimesNameEachStepAndTheTotalAtDebugLevelOnly) {
+  const auto two_steps = [] {
+    StepTimes steps;
+    slow_seven();
+    steps.mark("first");
+    steps.mark("second");  // nothing between the marks
+    slow_seven();
+    steps.log_total("the work");  // the time after the last mark counts in the total only
+    return true;
+  };
+  const std::string debug = stderr_of("debug", two_steps);
+  const std::regex line(R"(tilemm: debug: the work in ([0-9]+\.[0-9]{3}) ms: )"
+                        R"(first ([0-9]+\.[0-9]{3}) ms, second ([0-9]+\.[0-9]{3}) ms\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(debug, m, line)) << debug;
+  EXPECT_GE(std::stod(m[1]), 6.0) << debug;
+  EXPECT_GE(std::stod(m[2]), 3.0) << debug;
+  EXPECT_LT(std::stod(m[3]), 3.0) << debug;
+  EXPECT_EQ(stderr_of("info", two_steps), "");
+}
+
 }  // namespace
 }  // namespace tilemm::detail

@@ -39,6 +39,24 @@ std::string took(const std::string& what, std::chrono::steady_clock::duration el
   return what + " in " + ms + " ms";
 }
 
+StepTimes::StepTimes() : on_(log_enabled(LogLevel::debug)) {
+  if (on_) start_ = last_ = std::chrono::steady_clock::now();
+}
+
+void StepTimes::mark(const char* step) {
+  if (!on_) return;
+  const auto now = std::chrono::steady_clock::now();
+  char ms[32];
+  std::snprintf(ms, sizeof ms, " %.3f ms", std::chrono::duration<double, std::milli>(now - last_).count());
+  steps_ += (steps_.empty() ? ": " : ", ") + std::string(step) + ms;
+  last_ = now;
+}
+
+void StepTimes::log_total(const std::string& what) const {
+  if (!on_) return;
+  log(LogLevel::debug, took(what, std::chrono::steady_clock::now() - start_) + steps_);
+}
+
 void log(LogLevel level, const std::string& message) {
   if (!log_enabled(level)) return;
   // One fprintf per line so that lines from several threads do not interleave.

@@ -34,4 +34,20 @@ auto timed_step(const What& what, Step&& step) {
   return result;
 }
 
+// The steps of one piece of work and what each took, for a debug line that says where its time
+// went ("<what> in <ms> ms: <step> <ms> ms, ..."). Reads no clock unless debug logging is on.
+class StepTimes {
+ public:
+  StepTimes();
+  // Ends the step that began at the last mark (or at construction) and names it.
+  void mark(const char* step);
+  // Logs the line at debug level: the time since construction and each step's.
+  void log_total(const std::string& what) const;
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point start_, last_;
+  std::string steps_;
+};
+
 }  // namespace tilemm::detail

@@ -84,25 +84,32 @@ Decision Dispatcher::resolve(const DeviceInfo& device, const Problem& problem, c
 Decision Dispatcher::resolve_with(const DeviceInfo& device, const Problem& problem,
                                   const ShapeKey& key, const Options& options,
                                   const detail::TuneHooks* hooks) {
+  // With TILEMM_LOG=debug a line says where a first call's time went.
+  detail::StepTimes steps;
   const auto key_lock = lock_for(key);
   std::lock_guard<std::mutex> guard(*key_lock);
+  steps.mark("the shape's lock");
   const Call call{options.policy, false, false, hooks};
   Decision decision;
   if (problem.K == 0) {
     // C = beta * C: every variant does this; there is nothing to tune.
     if (auto known = find(key)) return *known;
     decision = {&binaries_.load(device, default_variant()), false};
+    steps.mark("kernel ready");
   } else {
-    const Found found = lookup(device, problem, call, options);
+    const Found found = lookup(device, problem, call, options, &steps);
     if (found.source == Source::memory) return *found.decision;
     decision = binaries_.decision_for(device, found.result.winner);
+    steps.mark("kernel ready");
     decision.fallback = found.source == Source::fallback;
     if (decision.fallback && options.policy == TunePolicy::background) {
       queue_background_tuning(device, problem, key, options);
       decision.queued = true;
+      steps.mark("queued");
     }
   }
   remember(key, decision);
+  steps.log_total("gemm() resolved " + describe(problem));
   return decision;
 }
 
@@ -159,10 +166,13 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
 }
 
 Dispatcher::Found Dispatcher::lookup(const DeviceInfo& device, const Problem& problem,
-                                     const Call& call, const Options& options) {
+                                     const Call& call, const Options& options,
+                                     detail::StepTimes* steps) {
   for (const Source source : kResolutionOrder) {
     if (!may_answer(source, call)) continue;
-    if (auto found = ask(source, device, problem, call, options)) return std::move(*found);
+    auto found = ask(source, device, problem, call, options);
+    if (steps != nullptr) steps->mark(to_string(source));
+    if (found) return std::move(*found);
   }
   throw Error(ErrorKind::internal, "tilemm: no source answered for " + describe(problem));
 }

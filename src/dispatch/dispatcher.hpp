@@ -26,6 +26,10 @@
 #include "tilemm/autotune.hpp"
 #include "tuning_coordinator.hpp"
 
+namespace tilemm::detail {
+class StepTimes;  // log.hpp
+}
+
 namespace tilemm::dispatch {
 
 class Dispatcher {
@@ -72,8 +76,9 @@ class Dispatcher {
   std::shared_ptr<std::mutex> lock_for(const ShapeKey& key);
   std::optional<Found> ask(Source source, const DeviceInfo& device, const Problem& problem,
                            const Call& call, const Options& options);
+  // Asks the sources in the resolution order; `steps`, when given, marks each source asked.
   Found lookup(const DeviceInfo& device, const Problem& problem, const Call& call,
-               const Options& options);
+               const Options& options, detail::StepTimes* steps = nullptr);
   void remember(const ShapeKey& key, const Decision& decision);
 
   // resolve() with the hooks of the tuning it may start.
