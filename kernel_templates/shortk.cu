@@ -1,22 +1,15 @@
-// shortk: large outputs with a short K (K <= KMAX, at most 128), at any alignment.
+// shortk: large outputs with a very short K (K <= KMAX, at most 32), at any alignment.
 // With K of a few, C = alpha * A * B + beta * C is a stream of C: each element costs K multiply-
 // adds and one store (and a load when beta != 0), so the kernel must write C at the memory's
 // speed, not spend the time in a tiled kernel's K loop, shared-memory stages and barriers.
 //
-// A block of 256 threads (8 warps) owns TM rows and 128 columns of C. Each lane computes 4 columns
-// (lane, lane + 32, lane + 64, lane + 96) of the rows of its warp (warp, warp + 8, ...), so every
-// store of C is a warp-wide run of 32 consecutive floats. Loads and stores are scalar and guarded,
-// so every pointer alignment, leading dimension and edge is served; the runs of 128 bytes keep the
-// stores coalesced whatever the alignment.
-//
-// KMAX of 8 to 32: the block stages its 128 columns of B (KMAX x 128, zeros beyond K) and its TM x
-// KMAX part of A once; each lane keeps the KMAX values of B of its 4 columns in registers, and per
-// row does KMAX broadcast loads of A, 4 * KMAX FMAs and 4 stores.
-//
-// KMAX of 128 (K of 33 and up, where B's values of a lane no longer fit in registers at once): K
-// goes by in chunks of 16, each staged with a barrier, and each lane keeps its rows' sums in
-// registers across the chunks. Per chunk a lane holds 16 values of B per column and reads A's rows
-// as float4 broadcasts, 16 FMAs per load; C is stored once, after the last chunk.
+// A block of 256 threads (8 warps) owns TM rows and 128 columns of C. It stages its 128 columns
+// of B (KMAX x 128, zeros beyond K) once; each lane then keeps the KMAX values of B of each of its
+// 4 columns (lane, lane + 32, lane + 64, lane + 96) in registers. The block's TM x KMAX part of A
+// sits in shared memory, and each warp walks its rows (warp, warp + 8, ...): per row, KMAX
+// broadcast loads of A, 4 * KMAX FMAs and 4 stores, each a warp-wide run of 32 consecutive floats.
+// Loads and stores are scalar and guarded, so every pointer alignment, leading dimension and edge
+// is served; the runs of 128 bytes keep the stores coalesced whatever the alignment.
 #ifndef TILEMM_KERNEL_NAME
 #define TILEMM_KERNEL_NAME shortk
 #endif
@@ -37,74 +30,12 @@ constexpr int kPerLane = kColumns / 32;
 }  // namespace
 
 static_assert(TM == 32 || TM == 64 || TM == 128, "TM (rows of C per block) is 32, 64 or 128");
-static_assert(KMAX == 8 || KMAX == 16 || KMAX == 32 || KMAX == 128,
-              "KMAX (the longest K served) is 8, 16 or 32 (B staged once), or 128 (K in chunks)");
+static_assert(KMAX == 8 || KMAX == 16 || KMAX == 32, "KMAX (the longest K served) is 8, 16 or 32");
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A, long long lda,
                    const float* __restrict__ B, long long ldb, float beta, float* __restrict__ C,
                    long long ldc) {
-#if KMAX > 32
-  constexpr int kChunk = 16;                // of K per stage
-  constexpr int kRowsPerWarp = TM / kWarps;
-  // A's rows padded to 20 floats: each row's float4 reads stay 16-byte aligned.
-  __shared__ __align__(16) float As[TM][kChunk + 4];
-  __shared__ float Bs[kChunk][kColumns];
-  const int tid = threadIdx.x;
-  const int lane = tid % 32;
-  const int warp = tid / 32;
-  const int row0 = blockIdx.y * TM;
-  const int col0 = blockIdx.x * kColumns;
-
-  float acc[kRowsPerWarp][kPerLane] = {};
-  for (int k0 = 0; k0 < K; k0 += kChunk) {
-    __syncthreads();  // the last chunk's reads are done before it is overwritten
-    for (int e = tid; e < kChunk * kColumns; e += kThreads) {
-      const int k = k0 + e / kColumns;
-      const int col = col0 + e % kColumns;
-      Bs[e / kColumns][e % kColumns] =
-          (k < K && col < N) ? B[static_cast<long long>(k) * ldb + col] : 0.0f;
-    }
-    for (int e = tid; e < TM * kChunk; e += kThreads) {
-      const int r = e / kChunk;
-      const int k = k0 + e % kChunk;
-      const int row = row0 + r;
-      As[r][e % kChunk] = (k < K && row < M) ? A[static_cast<long long>(row) * lda + k] : 0.0f;
-    }
-    __syncthreads();  // both staged before anyone reads them
-
-    float b[kPerLane][kChunk];
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j)
-#pragma unroll
-      for (int k = 0; k < kChunk; ++k) b[j][k] = Bs[k][lane + 32 * j];
-#pragma unroll
-    for (int k = 0; k < kChunk; k += 4) {
-#pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) {
-        const float4 a = *reinterpret_cast<const float4*>(&As[warp + kWarps * i][k]);
-#pragma unroll
-        for (int j = 0; j < kPerLane; ++j) {
-          acc[i][j] = fmaf(a.x, b[j][k], acc[i][j]);
-          acc[i][j] = fmaf(a.y, b[j][k + 1], acc[i][j]);
-          acc[i][j] = fmaf(a.z, b[j][k + 2], acc[i][j]);
-          acc[i][j] = fmaf(a.w, b[j][k + 3], acc[i][j]);
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int row = row0 + warp + kWarps * i;
-    if (row >= M) break;
-    float* c_row = C + static_cast<long long>(row) * ldc;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const int col = col0 + lane + 32 * j;
-      if (col < N) c_row[col] = scale(alpha, acc[i][j], beta, c_row + col);
-    }
-  }
-#else
   __shared__ float As[TM][KMAX + 1];  // one float of padding: the staging stores do not conflict
   __shared__ float Bs[KMAX][kColumns];
   const int tid = threadIdx.x;
@@ -151,5 +82,4 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
       if (col < N) c_row[col] = scale(alpha, acc[j], beta, c_row + col);
     }
   }
-#endif
 }

@@ -1,7 +1,6 @@
-// The shortk family (kernel_templates/shortk.cu): large outputs with K of at most KMAX (8 to 128),
-// where the time is writing C. A block of 256 threads owns TM rows and 128 columns of C, with B's
-// part in registers and A's in shared memory (K in chunks of 16 where KMAX is 128), and writes C
-// in warp-wide runs at any alignment.
+// The shortk family (kernel_templates/shortk.cu): large outputs with K of at most KMAX (32), where
+// the time is writing C. A block of 256 threads owns TM rows and 128 columns of C, with B's part in
+// registers and A's in shared memory, and writes C in warp-wide runs at any alignment.
 #include <string>
 
 #include "family_registry.hpp"
@@ -10,18 +9,15 @@ namespace tilemm::detail {
 namespace {
 
 constexpr int kColumns = 128;  // of C per block: kColumns in shortk.cu
-constexpr int kStagedOnce = 32;  // the largest KMAX whose B and A are staged once
-constexpr int kChunk = 16;       // of K per stage above it: kChunk in shortk.cu
 
 LaunchGeometry shortk_geometry(const Variant& v, const Problem& p) {
   return grid_over_c(p.M, p.N, v.param("m"), kColumns, 256, 1);
 }
 
-// As[TM][KMAX + 1] and Bs[KMAX][128]; in chunks, As[TM][16 + 4] and Bs[16][128].
+// As[TM][KMAX + 1] and Bs[KMAX][128].
 std::size_t shortk_shared_bytes(const Variant& v) {
   const auto tm = static_cast<std::size_t>(v.param("m"));
   const auto kmax = static_cast<std::size_t>(v.param("k"));
-  if (kmax > kStagedOnce) return (tm * (kChunk + 4) + kChunk * kColumns) * sizeof(float);
   return (tm * (kmax + 1) + kmax * kColumns) * sizeof(float);
 }
 
@@ -38,7 +34,7 @@ Family shortk_family() {
   Family f;
   f.name = "shortk";
   f.template_file = "shortk.cu";
-  f.params = {{"m", "TM", {32, 64, 128}}, {"k", "KMAX", {8, 16, 32, 128}}};
+  f.params = {{"m", "TM", {32, 64, 128}}, {"k", "KMAX", {8, 16, 32}}};
   f.geometry = shortk_geometry;
   f.shared_bytes = shortk_shared_bytes;
   f.check_problem = check_shortk_problem;
