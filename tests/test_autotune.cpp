@@ -198,7 +198,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 }
 
 // The CUBIN tests below tune with own kernels only: only they have CUBINs, and on these tiny
-// shapes a vendor candidate can win by a noise margin (it did under ctest -j16 on the H200).
+// shapes a vendor candidate, which has none, can win by a noise margin.
 const std::string kOwnKernels = "TILEMM_VENDOR=off";
 
 // A cache that others can write may hold anyone's code: its results still serve, but the winner's

@@ -26,6 +26,13 @@ const char* name(LogLevel level) {
   return "?";
 }
 
+// "<milliseconds> ms", with three decimals: the one spelling of a time in log lines.
+std::string milliseconds(std::chrono::steady_clock::duration elapsed) {
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f ms", std::chrono::duration<double, std::milli>(elapsed).count());
+  return ms;
+}
+
 }  // namespace
 
 bool log_enabled(LogLevel level) {
@@ -34,9 +41,7 @@ bool log_enabled(LogLevel level) {
 }
 
 std::string took(const std::string& what, std::chrono::steady_clock::duration elapsed) {
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.3f", std::chrono::duration<double, std::milli>(elapsed).count());
-  return what + " in " + ms + " ms";
+  return what + " in " + milliseconds(elapsed);
 }
 
 StepTimes::StepTimes() : on_(log_enabled(LogLevel::debug)) {
@@ -46,9 +51,7 @@ StepTimes::StepTimes() : on_(log_enabled(LogLevel::debug)) {
 void StepTimes::mark(const char* step) {
   if (!on_) return;
   const auto now = std::chrono::steady_clock::now();
-  char ms[32];
-  std::snprintf(ms, sizeof ms, " %.3f ms", std::chrono::duration<double, std::milli>(now - last_).count());
-  steps_ += (steps_.empty() ? ": " : ", ") + std::string(step) + ms;
+  steps_ += (steps_.empty() ? ": " : ", ") + std::string(step) + " " + milliseconds(now - last_);
   last_ = now;
 }
 
