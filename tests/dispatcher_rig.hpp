@@ -71,6 +71,7 @@ class FakeStore : public ResultStore {
   bool fail = false;
   int puts = 0;
   int listings_with_candidates = 0, listings_without = 0;  // list() calls
+  std::map<std::int64_t, int> candidate_reads;  // by M: finds that read an entry's candidates
   struct Lease {
     std::string owner;
     double expires_in = 0;  // seconds after it was taken: < 0 is expired
@@ -106,6 +107,7 @@ class FakeStore : public ResultStore {
     check();
     const auto it = entries.find({p.M, p.N, p.K, problem_class, p.precision, set});
     if (it == entries.end() || it->second.device_key != device_key) return std::nullopt;
+    if (with_candidates) ++candidate_reads[p.M];
     StoredEntry e = it->second;
     if (!with_candidates) e.candidates.clear();
     return e;

@@ -486,5 +486,47 @@ TEST(Dispatcher, ABudgetedTuningRanksByTheShapesMeasuredBeforeOfItsClass) {
   EXPECT_EQ(rig.tuner->searches[1].first, 0);
   EXPECT_TRUE(rig.tuner->searches[1].second.empty());  // the exhaustive search ranks nothing
 }
+// A process that tunes shape after shape reads each cache entry's candidates once: a later
+// tuning reads only the entries stored or rewritten since, and sees what a rewrite stored.
+TEST(Dispatcher, LaterTuningsReadOnlyTheCacheEntriesWrittenSinceTheirHistory) {
+  Rig rig;
+  const Problem first = Problem::square(1024), second = Problem::square(2048);
+  rig.store->put_all({stored(first, "tiled_t32_p0"), stored(second, "tiled_t16_p0")});
+  Options budgeted;
+  budgeted.tune_budget_ms = 1500;
+  const auto medians_of = [&](std::size_t search, std::int64_t m) {
+    for (const auto& shape : rig.tuner->searches.at(search).second)
+      if (shape.M == m) return shape.median_ms;
+    return std::map<std::string, double>{};
+  };
+
+  const auto reads = [&](std::int64_t m) { return rig.store->candidate_reads[m]; };
+
+  rig.dispatcher->autotune(device(), Problem::square(800), budgeted);
+  rig.dispatcher->autotune(device(), Problem::square(900), budgeted);
+  EXPECT_EQ(reads(1024), 1);
+  EXPECT_EQ(reads(2048), 1);
+  EXPECT_EQ(medians_of(1, 1024), (std::map<std::string, double>{{"tiled_t32_p0", 1.0}}));
+  EXPECT_EQ(rig.tuner->searches[1].second.size(), 3u);  // with 800, stored by the first tuning
+
+  // Rewritten by a later tuning (here or in another process): read again, with its new medians.
+  StoredEntry retuned = stored(first, "tiled_t8_p0");
+  retuned.tuned_at = "2026-11-30T00:00:00Z";
+  retuned.candidates[0].stats.median_ms = 0.25;
+  rig.store->put_all({retuned});
+  rig.dispatcher->autotune(device(), Problem::square(1000), budgeted);
+  EXPECT_EQ(reads(1024), 2);
+  EXPECT_EQ(reads(2048), 1);
+  EXPECT_EQ(medians_of(2, 1024), (std::map<std::string, double>{{"tiled_t8_p0", 0.25}}));
+  EXPECT_EQ(medians_of(2, 2048), (std::map<std::string, double>{{"tiled_t16_p0", 1.0}}));
+
+  // Removed: gone from the history.
+  rig.store->entries.erase({1024, 1024, 1024, class_of(first), first.precision,
+                            cache::CandidateSet::with_vendor});
+  rig.dispatcher->autotune(device(), Problem::square(1100), budgeted);
+  EXPECT_TRUE(medians_of(3, 1024).empty());
+  EXPECT_EQ(medians_of(3, 2048), (std::map<std::string, double>{{"tiled_t16_p0", 1.0}}));
+}
+
 }  // namespace
 }  // namespace tilemm::dispatch

@@ -15,6 +15,7 @@
 #include "collaborators.hpp"
 #include "fleet_results.hpp"
 #include "guarded_store.hpp"
+#include "history_memo.hpp"
 #include "stored_results.hpp"
 #include "tilemm/autotune.hpp"
 #include "tilemm/device.hpp"
@@ -69,6 +70,7 @@ class TuningCoordinator {
   std::string lease_owner_;
   LeaseTimes lease_;
   std::atomic<std::uint64_t> tunings_run_{0};
+  HistoryMemo history_;  // the cache's entries history_for read, with their timed candidates
 };
 
 // The key of the tuning lease of `problem` on `device` (the same in the local cache and the

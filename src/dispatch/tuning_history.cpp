@@ -8,16 +8,18 @@
 #include "row_split.hpp"
 
 namespace tilemm::dispatch {
+bool counts_in_history(const CandidateResult& c) {
+  const bool timed = c.status == CandidateStatus::ok ||
+                     (c.status == CandidateStatus::pruned && c.stats.samples > 0);
+  return timed && c.stats.median_ms > 0 && !detail::parse_row_split(c.variant);
+}
+
 namespace {
 
 tuner::MeasuredShape shape_of(const cache::StoredEntry& e) {
   tuner::MeasuredShape m{e.M, e.N, e.K, {}};
-  for (const auto& c : e.candidates) {
-    const bool timed = c.status == CandidateStatus::ok ||
-                       (c.status == CandidateStatus::pruned && c.stats.samples > 0);
-    if (timed && c.stats.median_ms > 0 && !detail::parse_row_split(c.variant))
-      m.median_ms[c.variant] = c.stats.median_ms;
-  }
+  for (const auto& c : e.candidates)
+    if (counts_in_history(c)) m.median_ms[c.variant] = c.stats.median_ms;
   return m;
 }
 

@@ -12,15 +12,18 @@
 
 namespace tilemm::dispatch {
 
+// Whether a stored candidate's median counts in a history: it was timed at all (ok, or pruned
+// after timing: a budgeted search's dropped candidates, a probe over the give-up time), and it is
+// a kernel's, not a row-split plan's.
+bool counts_in_history(const CandidateResult& candidate);
+
 // One MeasuredShape per (M, N, K) among `cached` (entries of the device's model) and `preloaded`
 // (those that apply to the device: cache::preloaded_applies) whose class is `problem_class`, whose
 // precision is `precision` (another precision's tuning timed other kernels) and that are fresh
 // (is_fresh against running_versions of each entry's own problem on `device`); a shape in both
 // comes from the cache (measured on this machine).
-// A shape's medians are those of its candidates that were timed at all: ok, or pruned after
-// timing (a budgeted search's dropped candidates, a probe over the give-up time), never a
-// row-split plan. Cost: linear in the entries' candidates, plus the results hash of each entry
-// of the class (memoized per shape).
+// A shape's medians are those of its candidates that counts_in_history accepts. Cost: linear in
+// the entries' candidates, plus the results hash of each entry of the class (memoized per shape).
 std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::StoredEntry>& cached,
                                                   const std::vector<cache::StoredEntry>& preloaded,
                                                   const DeviceInfo& device,
