@@ -7,6 +7,12 @@
 #                                             times on that cache (the file changes between runs)
 #   scripts/gpu-targets.sh standard [MS]      tilemm-bench --precision highest,high,medium on the
 #                                             shipped preloaded results, MS per case (40)
+#   scripts/gpu-targets.sh profile SHAPES     tunes SHAPES (MxNxK,...) with own kernels only, then
+#                                             profiles tilemm-bench's kernels on them with ncu and
+#                                             prints each kernel's time, throughputs, occupancy
+#                                             and stalls (scripts/ncu_summary.py)
+# The background runs log at debug level: a call over 5 ms then has the resolution's step times
+# ("gemm() resolved ... in X ms: ..."), or none where it was not a resolution.
 # Device tool, carry: ["build-carry.tar.xz"] (scripts/make-carry.sh). Writes its logs under $OUT
 # and prints their summaries.
 set -uo pipefail
@@ -34,10 +40,14 @@ case "$part" in
     # The first run opens the precompiled file as made; each later one opens it as the runs
     # before it left it.
     for run in 1 2 3; do
-      timeout 120 ./bench/tilemm-background-bench --cache "$scratch/bg.db" --random 3 \
-        --seed $((seed + run)) > "$out/background-$run.txt" 2>&1
+      TILEMM_LOG=debug timeout 120 ./bench/tilemm-background-bench --cache "$scratch/bg.db" \
+        --random 3 --seed $((seed + run)) > "$out/background-$run.txt" 2>&1
       echo "background run $run rc=$?"
       grep -E "first library call|p99" "$out/background-$run.txt"
+      # The slowest resolutions of the run, with their steps.
+      grep -E "gemm\(\) resolved" "$out/background-$run.txt" |
+        awk '{for (i = 1; i < NF; ++i) if ($i == "in" && $(i + 1) ~ /^[0-9.]+$/) { print $(i + 1), $0; break }}' |
+        sort -rn | head -3 | cut -d' ' -f2-
     done
     ;;
   standard)
@@ -47,8 +57,26 @@ case "$part" in
     echo "standard rc=$?"
     grep -v "^  \|tuning\.\.\." "$out/standard.txt" | tail -40
     ;;
+  profile)
+    shapes=${2:?usage: gpu-targets.sh profile MxNxK[,MxNxK...]}
+    TILEMM_CACHE="$scratch/profile.db" timeout 200 ./bench/tilemm-bench --no-vendor --shapes "$shapes" \
+      --ms-per-case 20 > "$out/profile-bench.txt" 2>&1
+    echo "bench rc=$?"
+    grep -v "^  \|tuning\.\.\." "$out/profile-bench.txt" | tail -12
+    # Tuned now: a second run per shape only times, and ncu profiles its kernels (tilemm's winner,
+    # cuBLAS's, the textbook tile's, the bench's own fills), the first 150 launches.
+    for shape in ${shapes//,/ }; do
+      TILEMM_CACHE="$scratch/profile.db" timeout 200 ncu --csv --page raw --launch-count 150 \
+        --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+        ./bench/tilemm-bench --no-vendor --shapes "$shape" --ms-per-case 1 \
+        --csv "$scratch/unused.csv" > "$out/ncu-$shape.csv" 2> "$scratch/ncu.err"
+      echo "ncu $shape rc=$?"
+      tail -2 "$scratch/ncu.err"
+      python3 "$here/scripts/ncu_summary.py" "$out/ncu-$shape.csv"
+    done
+    ;;
   *)
-    sed -n '2,11p' "$0" >&2
+    sed -n '2,17p' "$0" >&2
     rm -rf "$scratch"
     exit 2
     ;;
