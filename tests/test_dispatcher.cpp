@@ -13,6 +13,7 @@
 
 #include "dispatcher_rig.hpp"
 #include "kernel_sources.hpp"
+#include "tuning_history.hpp"
 
 namespace tilemm::dispatch {
 namespace {
@@ -526,6 +527,22 @@ TEST(Dispatcher, LaterTuningsReadOnlyTheCacheEntriesWrittenSinceTheirHistory) {
   rig.dispatcher->autotune(device(), Problem::square(1100), budgeted);
   EXPECT_TRUE(medians_of(3, 1024).empty());
   EXPECT_EQ(medians_of(3, 2048), (std::map<std::string, double>{{"tiled_t16_p0", 1.0}}));
+}
+
+// However large the cache, a tuning reads the candidates of the nearest kHistoryEntries entries
+// of its class only.
+TEST(Dispatcher, ATuningReadsTheCandidatesOfTheNearestEntriesOnly) {
+  Rig rig;
+  const std::int64_t count = static_cast<std::int64_t>(kHistoryEntries) + 1;
+  for (std::int64_t i = 1; i <= count; ++i)
+    rig.store->put_all({stored(Problem::square(800 + 8 * i), "tiled_t16_p0")});
+  Options budgeted;
+  budgeted.tune_budget_ms = 1500;
+  rig.dispatcher->autotune(device(), Problem::square(800), budgeted);
+  ASSERT_EQ(rig.tuner->searches.size(), 1u);
+  EXPECT_EQ(rig.tuner->searches[0].second.size(), kHistoryEntries);
+  EXPECT_EQ(rig.store->candidate_reads[800 + 8 * count], 0);  // the farthest
+  EXPECT_EQ(rig.store->candidate_reads[800 + 8], 1);
 }
 
 }  // namespace

@@ -105,5 +105,30 @@ TEST(TuningHistory, AnotherModelsCacheEntriesDoNotCount) {
   EXPECT_TRUE(measured_shapes({e}, {}, device(), "a4-dense").empty());
 }
 
+// A history reads the nearest fresh entries of the problem's class and precision, a bounded
+// number of them however large the cache, nearest first.
+TEST(TuningHistory, ATuningReadsTheNearestFreshEntriesOfItsClassAndPrecision) {
+  const Problem problem = Problem::dense(1000, 1000, 1000, 4);
+  const auto one = [](std::int64_t n) {
+    return entry(n, "a4-dense", "tuned", {timed("tiled_t16_p0", CandidateStatus::ok, 1.0, 30)});
+  };
+  std::vector<cache::StoredEntry> headers;
+  const std::int64_t count = static_cast<std::int64_t>(kHistoryEntries) + 20;
+  for (std::int64_t i = count; i >= 1; --i) headers.push_back(one(1000 + 7 * i));  // far to near
+  cache::StoredEntry stale = one(1000);
+  stale.versions.nvrtc_version += 10;
+  cache::StoredEntry medium = one(1001);
+  medium.precision = Precision::medium;
+  cache::StoredEntry other_class = entry(1002, "a1-dense", "tuned", one(1).candidates);
+  headers.insert(headers.begin() + 5, {stale, medium, other_class});
+
+  const auto kept = history_headers(headers, device(), problem);
+  ASSERT_EQ(kept.size(), kHistoryEntries);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    EXPECT_EQ(kept[i].M, 1000 + 7 * static_cast<std::int64_t>(i + 1)) << i;
+  // Fewer than the bound: all of them.
+  EXPECT_EQ(history_headers({one(2000), stale, one(900)}, device(), problem).size(), 2u);
+}
+
 }  // namespace
 }  // namespace tilemm::dispatch

@@ -22,12 +22,6 @@ double tile_loops_per_sm(const Variant& v, const Problem& p, int sm_count) {
   return std::max(1.0, std::ceil(tiles / std::max(1, sm_count)));
 }
 
-double log_distance(const MeasuredShape& e, const Problem& p) {
-  const auto term = [](std::int64_t a, std::int64_t b) {
-    return std::fabs(std::log(double(std::max<std::int64_t>(a, 1)) / double(std::max<std::int64_t>(b, 1))));
-  };
-  return term(e.M, p.M) + term(e.N, p.N) + term(e.K, p.K);
-}
 
 Problem shape_of(const MeasuredShape& e, const Problem& like) {
   Problem p = like;  // the class (alignment, strides) is the problem's: history is of its class
@@ -45,6 +39,13 @@ double wave_prior(std::uint64_t blocks, int sm_count) {
 
 }  // namespace
 
+double log_distance(std::int64_t M, std::int64_t N, std::int64_t K, const Problem& p) {
+  const auto term = [](std::int64_t a, std::int64_t b) {
+    return std::fabs(std::log(double(std::max<std::int64_t>(a, 1)) / double(std::max<std::int64_t>(b, 1))));
+  };
+  return term(M, p.M) + term(N, p.N) + term(K, p.K);
+}
+
 double carry_over(const Variant& v, const Problem& from, double from_ms, const Problem& to,
                   int sm_count) {
   const double k_ratio = double(std::max<std::int64_t>(to.K, 1)) / double(std::max<std::int64_t>(from.K, 1));
@@ -59,7 +60,8 @@ std::vector<RankedCandidate> rank_candidates_by_history(const std::vector<Varian
   std::vector<const MeasuredShape*> near;
   for (const auto& e : history) near.push_back(&e);
   std::sort(near.begin(), near.end(), [&](const MeasuredShape* a, const MeasuredShape* b) {
-    const double da = log_distance(*a, problem), db = log_distance(*b, problem);
+    const double da = log_distance(a->M, a->N, a->K, problem),
+                 db = log_distance(b->M, b->N, b->K, problem);
     if (da != db) return da < db;
     return std::tie(a->M, a->N, a->K) < std::tie(b->M, b->N, b->K);
   });

@@ -29,6 +29,12 @@ struct RankedCandidate {
   std::uint64_t grid_blocks = 0;
 };
 
+// How far the shape M x N x K is from `p`'s: |log M/M_p| + |log N/N_p| + |log K/K_p| (a dimension
+// below 1 counts as 1). The one nearness of shapes: the ranking's nearest measured shapes, the
+// history's nearest entries (src/dispatch/tuning_history.hpp) and the fallback's nearest tuned
+// shape.
+double log_distance(std::int64_t M, std::int64_t N, std::int64_t K, const Problem& p);
+
 // How a candidate's time on a measured shape carries over to the problem: a tile kernel's time is
 // its number of waves over the SMs times the time of one wave, which grows with the K each block
 // covers. So the prediction from shape e is t_e * loops(problem) / loops(e) * K / K_e, loops being

@@ -1,12 +1,12 @@
 #include "fallback_policy.hpp"
 
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include "candidate_provider.hpp"
+#include "candidate_ranking.hpp"
 #include "log.hpp"
 #include "preloaded.hpp"
 #include "provenance.hpp"
@@ -31,9 +31,7 @@ Variant fallback_variant(StoredResults& results, const DeviceInfo& device, const
   const auto consider = [&](const cache::StoredEntry& e, const char* source,
                             const std::function<bool(const cache::StoredEntry&)>& fresh) {
     if (e.problem_class != wanted_class || e.precision != problem.precision) return;
-    const double d = std::fabs(std::log(double(e.M) / double(problem.M))) +
-                     std::fabs(std::log(double(e.N) / double(problem.N))) +
-                     std::fabs(std::log(double(e.K) / double(problem.K)));
+    const double d = tuner::log_distance(e.M, e.N, e.K, problem);
     if (d >= best_distance || detail::parse_row_split(e.winner) || detail::provider_of(e.winner) ||
         !why_unusable(e.winner, device, problem).empty() || !fresh(e))
       return;

@@ -204,17 +204,17 @@ std::vector<tuner::MeasuredShape> TuningCoordinator::history_for(const DeviceInf
   // The entries without candidates first, then the candidates of those of the problem's class and
   // precision one entry at a time: an entry holds hundreds, and while the store's lock is held a
   // caller's lookup waits (gemm() on another shape while this tuning runs in the background).
-  // An entry read for an earlier tuning and not rewritten since is not read again.
-  const std::string problem_class = class_of(problem);
+  // Only the nearest of the class count (history_headers), and an entry read for an earlier tuning
+  // and not rewritten since is not read again.
   std::vector<cache::StoredEntry> cached;
-  for (const cache::StoredEntry& header : results_.listed(device, false)) {
-    if (header.problem_class != problem_class || header.precision != problem.precision) continue;
+  for (const cache::StoredEntry& header :
+       history_headers(results_.listed(device, false), device, problem)) {
     if (auto entry = history_.entry(header, [this](const cache::StoredEntry& h) {
           return results_.with_candidates(h);
         }))
       cached.push_back(std::move(*entry));
   }
-  return measured_shapes(cached, results_.preloaded_timed(), device, problem_class,
+  return measured_shapes(cached, results_.preloaded_timed(), device, class_of(problem),
                          problem.precision);
 }
 

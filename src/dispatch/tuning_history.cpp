@@ -1,11 +1,13 @@
 #include "tuning_history.hpp"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
 #include "preloaded.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
+#include "shape_key.hpp"
 
 namespace tilemm::dispatch {
 bool counts_in_history(const CandidateResult& c) {
@@ -24,6 +26,29 @@ tuner::MeasuredShape shape_of(const cache::StoredEntry& e) {
 }
 
 }  // namespace
+
+std::vector<cache::StoredEntry> history_headers(std::vector<cache::StoredEntry> headers,
+                                                const DeviceInfo& device, const Problem& problem) {
+  const std::string problem_class = class_of(problem);
+  headers.erase(std::remove_if(headers.begin(), headers.end(),
+                               [&](const cache::StoredEntry& e) {
+                                 return e.problem_class != problem_class ||
+                                        e.precision != problem.precision ||
+                                        !is_fresh(e, running_versions(device, e));
+                               }),
+                headers.end());
+  const auto nearer = [&](const cache::StoredEntry& a, const cache::StoredEntry& b) {
+    const double da = tuner::log_distance(a.M, a.N, a.K, problem);
+    const double db = tuner::log_distance(b.M, b.N, b.K, problem);
+    if (da != db) return da < db;
+    return std::tie(a.M, a.N, a.K, a.candidate_set) < std::tie(b.M, b.N, b.K, b.candidate_set);
+  };
+  const std::size_t kept = std::min(headers.size(), kHistoryEntries);
+  std::partial_sort(headers.begin(), headers.begin() + static_cast<std::ptrdiff_t>(kept),
+                    headers.end(), nearer);
+  headers.resize(kept);
+  return headers;
+}
 
 std::vector<tuner::MeasuredShape> measured_shapes(const std::vector<cache::StoredEntry>& cached,
                                                   const std::vector<cache::StoredEntry>& preloaded,

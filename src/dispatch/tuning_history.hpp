@@ -3,6 +3,7 @@
 // class and fresh by the one provenance policy (provenance.hpp).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,17 @@ namespace tilemm::dispatch {
 // after timing: a budgeted search's dropped candidates, a probe over the give-up time), and it is
 // a kernel's, not a row-split plan's.
 bool counts_in_history(const CandidateResult& candidate);
+
+// A budgeted tuning's history holds at most this many of the cache's entries, the nearest to the
+// problem. Reading an entry's candidates is most of a history's cost, and without a bound it grows
+// with the cache; the ranking predicts each candidate from the nearest few shapes that timed it.
+inline constexpr std::size_t kHistoryEntries = 64;
+
+// Of `headers` (the cache's entries of the device's model, without candidates), those a history of
+// `problem` reads: of its class and precision, fresh (is_fresh against running_versions), and of
+// those the kHistoryEntries nearest (tuner::log_distance; ties by shape), nearest first.
+std::vector<cache::StoredEntry> history_headers(std::vector<cache::StoredEntry> headers,
+                                                const DeviceInfo& device, const Problem& problem);
 
 // One MeasuredShape per (M, N, K) among `cached` (entries of the device's model) and `preloaded`
 // (those that apply to the device: cache::preloaded_applies) whose class is `problem_class`, whose
