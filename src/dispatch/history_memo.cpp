@@ -29,7 +29,6 @@ std::optional<cache::StoredEntry> HistoryMemo::entry(const cache::StoredEntry& h
   }
   std::optional<cache::StoredEntry> read_entry = read(header);
   std::lock_guard<std::mutex> lock(mutex_);
-  ++reads_;
   if (!read_entry) {
     kept_.erase(key);
     return std::nullopt;
@@ -44,11 +43,6 @@ std::optional<cache::StoredEntry> HistoryMemo::entry(const cache::StoredEntry& h
   // changed: the next listing then finds it current.
   kept_[key] = *read_entry;
   return read_entry;
-}
-
-std::size_t HistoryMemo::reads() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return reads_;
 }
 
 }  // namespace tilemm::dispatch

@@ -32,15 +32,11 @@ class HistoryMemo {
   // removed). Thread-safe; `read` runs without the memo's lock.
   std::optional<cache::StoredEntry> entry(const cache::StoredEntry& header, const Read& read);
 
-  // How many entries were read through `read`, over the memo's life.
-  std::size_t reads() const;
-
  private:
   using Key = std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::string,
                          Precision, cache::CandidateSet>;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::map<Key, cache::StoredEntry> kept_;
-  std::size_t reads_ = 0;
 };
 
 }  // namespace tilemm::dispatch

@@ -10,6 +10,7 @@
 #include "shape_key.hpp"
 
 namespace tilemm::dispatch {
+
 bool counts_in_history(const CandidateResult& c) {
   const bool timed = c.status == CandidateStatus::ok ||
                      (c.status == CandidateStatus::pruned && c.stats.samples > 0);
