@@ -3,21 +3,25 @@
 SM and DRAM throughput, achieved occupancy, registers, grid, block, dynamic and static shared
 memory) and its three largest warp-stall reasons. Usage: ncu_summary.py FILE.csv"""
 import csv
+import re
 import statistics
 import sys
 
+# Each column: the first of its metric names that the file has (ncu versions name some apart).
 WANTED = {
-    "us": "gpu__time_duration.sum",
-    "sm%": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram%": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "occ%": "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "regs": "launch__registers_per_thread",
-    "grid": "launch__grid_size",
-    "block": "launch__block_size",
-    "dsmem": "launch__shared_mem_per_block_dynamic",
-    "ssmem": "launch__shared_mem_per_block_static",
+    "us": ["gpu__time_duration.sum"],
+    "sm%": ["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "dram%": ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+              "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "occ%": ["sm__warps_active.avg.pct_of_peak_sustained_active"],
+    "regs": ["launch__registers_per_thread"],
+    "grid": ["launch__grid_size"],
+    "block": ["launch__block_size"],
+    "dsmem": ["launch__shared_mem_per_block_dynamic"],
+    "ssmem": ["launch__shared_mem_per_block_static"],
 }
-STALL = "smsp__average_warp_latency_issue_stalled_"
+# Warp-stall metrics: "...issue_stalled_<reason>[_per_...].ratio".
+STALL = re.compile(r"issue_stalled_([a-z_]+?)(?:_per_[a-z_]+)?\.ratio$")
 
 
 def number(text):
@@ -40,12 +44,12 @@ def main(path):
     kernels = {}
     for row in data:
         kernels.setdefault(row[name_at][:60], []).append(row)
-    stalls = [n for n in header if n.startswith(STALL) and n.endswith(".ratio")]
+    stalls = [(n, STALL.search(n).group(1)) for n in header if STALL.search(n)]
     print(f"{'kernel':60} {'n':>3} " + " ".join(f"{k:>8}" for k in WANTED))
     for name, launches in sorted(kernels.items()):
         cells = []
-        for key, metric in WANTED.items():
-            i = column.get(metric)
+        for key, names in WANTED.items():
+            i = next((column[n] for n in names if n in column), None)
             values = [number(r[i]) for r in launches] if i is not None else []
             values = [v for v in values if v is not None]
             value = statistics.median(values) if values else float("nan")
@@ -56,11 +60,11 @@ def main(path):
             cells.append(f"{value:8.1f}")
         print(f"{name:60} {len(launches):3d} " + " ".join(cells))
         ranked = []
-        for metric in stalls:
+        for metric, why in stalls:
             values = [number(r[column[metric]]) for r in launches]
             values = [v for v in values if v is not None]
             if values:
-                ranked.append((statistics.median(values), metric[len(STALL):-len(".ratio")]))
+                ranked.append((statistics.median(values), why))
         ranked.sort(reverse=True)
         if ranked:
             print("    stalls: " + ", ".join(f"{why} {v:.1f}" for v, why in ranked[:3]))
