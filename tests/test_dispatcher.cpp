@@ -487,6 +487,7 @@ TEST(Dispatcher, ABudgetedTuningRanksByTheShapesMeasuredBeforeOfItsClass) {
   EXPECT_EQ(rig.tuner->searches[1].first, 0);
   EXPECT_TRUE(rig.tuner->searches[1].second.empty());  // the exhaustive search ranks nothing
 }
+
 // A process that tunes shape after shape reads each cache entry's candidates once: a later
 // tuning reads only the entries stored or rewritten since, and sees what a rewrite stored.
 TEST(Dispatcher, LaterTuningsReadOnlyTheCacheEntriesWrittenSinceTheirHistory) {
@@ -500,7 +501,6 @@ TEST(Dispatcher, LaterTuningsReadOnlyTheCacheEntriesWrittenSinceTheirHistory) {
       if (shape.M == m) return shape.median_ms;
     return std::map<std::string, double>{};
   };
-
   const auto reads = [&](std::int64_t m) { return rig.store->candidate_reads[m]; };
 
   rig.dispatcher->autotune(device(), Problem::square(800), budgeted);

@@ -22,7 +22,6 @@ double tile_loops_per_sm(const Variant& v, const Problem& p, int sm_count) {
   return std::max(1.0, std::ceil(tiles / std::max(1, sm_count)));
 }
 
-
 Problem shape_of(const MeasuredShape& e, const Problem& like) {
   Problem p = like;  // the class (alignment, strides) is the problem's: history is of its class
   p.M = e.M;
@@ -41,7 +40,8 @@ double wave_prior(std::uint64_t blocks, int sm_count) {
 
 double log_distance(std::int64_t M, std::int64_t N, std::int64_t K, const Problem& p) {
   const auto term = [](std::int64_t a, std::int64_t b) {
-    return std::fabs(std::log(double(std::max<std::int64_t>(a, 1)) / double(std::max<std::int64_t>(b, 1))));
+    return std::fabs(std::log(double(std::max<std::int64_t>(a, 1)) /
+                              double(std::max<std::int64_t>(b, 1))));
   };
   return term(M, p.M) + term(N, p.N) + term(K, p.K);
 }

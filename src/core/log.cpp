@@ -29,7 +29,8 @@ const char* name(LogLevel level) {
 // "<milliseconds> ms", with three decimals: the one spelling of a time in log lines.
 std::string milliseconds(std::chrono::steady_clock::duration elapsed) {
   char ms[32];
-  std::snprintf(ms, sizeof ms, "%.3f ms", std::chrono::duration<double, std::milli>(elapsed).count());
+  std::snprintf(ms, sizeof ms, "%.3f ms",
+                std::chrono::duration<double, std::milli>(elapsed).count());
   return ms;
 }
 

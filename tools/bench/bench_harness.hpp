@@ -237,10 +237,10 @@ inline std::vector<double> time_ms_interleaved(
 // batches of calls between two events on the default stream, nothing held, the stream drained
 // between batches (LaunchTimer::time_calls). Where a contender's host side (its dispatch, the
 // launch) takes longer than its kernel, the GPU waits for each call and the time per call is that
-// of the host; otherwise it is the kernel's. A batch holds up to 20 calls, fewer where the slowest contender's call is long
-// (the host's side is then lost in it), the same number for every contender. The rounds
-// interleave the contenders as time_ms_interleaved's do; each contender's median over its
-// batches is returned.
+// of the host; otherwise it is the kernel's. A batch holds up to 20 calls, fewer where the slowest
+// contender's call is long (the host's side is then lost in it), the same number for every
+// contender. The rounds interleave the contenders as time_ms_interleaved's do; each contender's
+// median over its batches is returned.
 inline std::vector<double> time_ms_per_call_interleaved(
     const Problem& p, const std::vector<std::function<void(const Set&)>>& launches,
     double budget_ms, Inputs inputs = Inputs::rotated) {
