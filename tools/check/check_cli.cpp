@@ -75,7 +75,7 @@ int run_check_cli(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_option("--precision", precision,
                  "The precision every call runs at, the C API's included, each case "
                  "checked within that precision's bound (default highest)")
-      ->option_text("highest|high|medium")
+      ->option_text("MODE")
       ->check(CLI::IsMember({"highest", "high", "medium"}).description(""));
   app.add_option("--max-dim", max_dim, "Largest M, N or K drawn (default 1500)")
       ->option_text("D")->check(tool::integer_between(1, 65536));
