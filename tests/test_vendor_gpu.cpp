@@ -5,10 +5,12 @@
 // served (the shape is tuned again). Skips without a GPU, or without the vendor library.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <sys/wait.h>
+#include <thread>
 
 #include "candidate_provider.hpp"
 #include "cublas_library.hpp"
@@ -124,50 +126,123 @@ TEST(VendorCandidates, CublasSgemmMatchesTheFloat64ReferenceWithOddLeadingDimens
   EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 15);
 }
 
-// Calls on more streams than keep a cuBLAS workspace (kCublasKeptWorkspaces), enqueued together
-// before any is waited for: long K, where cuBLAS splits K through its workspace, so streams that
-// shared one would corrupt each other's sums.
-TEST(VendorCandidates, CublasSgemmOnManyStreamsAtOnceKeepsEachStreamsWorkspaceApart) {
-  REQUIRE_CUBLAS();
-  const DeviceInfo& device = current_device();
-  std::mt19937_64 rng(testing::fresh_seed());
-  const std::int64_t M = 24, N = 40, K = 7001;
-  const float alpha = 1.0f, beta = 0.0f;
-  const std::size_t streams = detail::kCublasKeptWorkspaces + 3;
-  struct Call {
-    std::vector<float> a, b;
-    testing::Reference ref;
-    std::unique_ptr<testing::DeviceBuffer> A, B, C;
-    cudaStream_t stream = nullptr;
-  };
-  std::vector<Call> calls(streams);
-  const std::string name = provider("cublas").candidates(device, Problem::dense(M, N, K)).back();
-  const auto& sgemm = provider("cublas").prepare(name, device);
-  for (auto& c : calls) {
-    c.a = testing::random_matrix(static_cast<std::size_t>(M * K), rng);
-    c.b = testing::random_matrix(static_cast<std::size_t>(K * N), rng);
+// One cublasSgemm call with its own inputs and float64 reference: long K, where cuBLAS splits K
+// through its workspace, so calls that ran at once on one workspace would corrupt each other's sums.
+struct WorkspaceCall {
+  static constexpr std::int64_t M = 24, N = 40, K = 7001;
+  std::vector<float> a, b;
+  testing::Reference ref;
+  std::unique_ptr<testing::DeviceBuffer> A, B, C;
+
+  explicit WorkspaceCall(std::mt19937_64& rng)
+      : a(testing::random_matrix(static_cast<std::size_t>(M * K), rng)),
+        b(testing::random_matrix(static_cast<std::size_t>(K * N), rng)) {
     const std::vector<float> zero(static_cast<std::size_t>(M * N), 0.0f);
-    c.ref = testing::reference_gemm(M, N, K, alpha, c.a, K, c.b, N, beta, zero, N);
-    c.A = std::make_unique<testing::DeviceBuffer>(c.a.size());
-    c.B = std::make_unique<testing::DeviceBuffer>(c.b.size());
-    c.C = std::make_unique<testing::DeviceBuffer>(zero.size());
-    c.A->upload(c.a);
-    c.B->upload(c.b);
-    testing::cuda_ok(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    ref = testing::reference_gemm(M, N, K, 1.0f, a, K, b, N, 0.0f, zero, N);
+    A = std::make_unique<testing::DeviceBuffer>(a.size());
+    B = std::make_unique<testing::DeviceBuffer>(b.size());
+    C = std::make_unique<testing::DeviceBuffer>(zero.size());
+    A->upload(a);
+    B->upload(b);
+  }
+  void enqueue(const detail::PreparedCandidate& sgemm, cudaStream_t stream) const {
+    sgemm.enqueue({M, N, K, 1.0f, A->get(), K, B->get(), N, 0.0f, C->get(), N}, stream);
+  }
+  // Outputs outside the reference's bound; the caller has synchronized.
+  std::int64_t wrong() const {
+    const auto out = C->download();
+    std::int64_t count = 0;
+    for (std::size_t at = 0; at < out.size(); ++at)
+      count += !(std::fabs(out[at] - ref.value[at]) <= testing::tolerance(K, ref.magnitude[at]));
+    return count;
+  }
+};
+
+class CublasWorkspaces : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_CUBLAS();
+    const Problem problem = Problem::dense(WorkspaceCall::M, WorkspaceCall::N, WorkspaceCall::K);
+    name_ = provider("cublas").candidates(current_device(), problem).back();
+    sgemm_ = &provider("cublas").prepare(name_, current_device());
+    seed_ = testing::fresh_seed();
+  }
+  std::size_t kept() const { return detail::cublas_kept_workspaces(current_device().ordinal); }
+
+  std::string name_;
+  const detail::PreparedCandidate* sgemm_ = nullptr;
+  std::uint64_t seed_ = 0;
+};
+
+// Calls on more streams than keep a workspace (kCublasKeptWorkspaces), enqueued together before
+// any is waited for: the first streams keep one each, the rest take theirs from the pool.
+TEST_F(CublasWorkspaces, ManyStreamsAtOnceKeepThemApart) {
+  std::mt19937_64 rng(seed_);
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  const std::size_t before = kept();
+  const std::size_t streams = detail::kCublasKeptWorkspaces + 3;
+  std::vector<std::unique_ptr<WorkspaceCall>> calls;
+  std::vector<cudaStream_t> on(streams);
+  for (auto& stream : on) {
+    calls.push_back(std::make_unique<WorkspaceCall>(rng));
+    testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   for (int round = 0; round < 3; ++round)
-    for (auto& c : calls)
-      sgemm.enqueue({M, N, K, alpha, c.A->get(), K, c.B->get(), N, beta, c.C->get(), N}, c.stream);
+    for (std::size_t i = 0; i < streams; ++i) calls[i]->enqueue(*sgemm_, on[i]);
   testing::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    const auto out = calls[i].C->download();
-    std::int64_t wrong = 0;
-    for (std::size_t at = 0; at < out.size(); ++at)
-      wrong += !(std::fabs(out[at] - calls[i].ref.value[at]) <=
-                 testing::tolerance(K, calls[i].ref.magnitude[at]));
-    EXPECT_EQ(wrong, 0) << name << " on stream " << i;
-    testing::cuda_ok(cudaStreamDestroy(calls[i].stream), "cudaStreamDestroy");
+  for (std::size_t i = 0; i < streams; ++i) {
+    EXPECT_EQ(calls[i]->wrong(), 0) << name_ << " on stream " << i;
+    testing::cuda_ok(cudaStreamDestroy(on[i]), "cudaStreamDestroy");
   }
+  EXPECT_EQ(kept(), detail::kCublasKeptWorkspaces) << "kept before: " << before;
+}
+
+// cudaStreamPerThread is one handle for a different stream in each thread: threads calling on it
+// at once must not share a workspace, so each new thread's stream keeps one while any are left.
+TEST_F(CublasWorkspaces, EachThreadsPerThreadStreamKeepsItsOwn) {
+  std::mt19937_64 rng(seed_);
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  const std::size_t before = kept();
+  constexpr std::size_t kThreads = 3;
+  std::vector<std::unique_ptr<WorkspaceCall>> calls;
+  for (std::size_t i = 0; i < kThreads; ++i) calls.push_back(std::make_unique<WorkspaceCall>(rng));
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        for (int round = 0; round < 3; ++round) calls[i]->enqueue(*sgemm_, cudaStreamPerThread);
+        testing::cuda_ok(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
+      } catch (const std::exception& e) {
+        failures[i] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(failures[i], "") << "thread " << i;
+    EXPECT_EQ(calls[i]->wrong(), 0) << name_ << " on thread " << i << "'s per-thread stream";
+  }
+  EXPECT_EQ(kept(), std::min(before + kThreads, detail::kCublasKeptWorkspaces));
+}
+
+// A stream created after another was destroyed with calls still pending may get its handle; it
+// must not get its workspace while those calls may still run.
+TEST_F(CublasWorkspaces, AStreamAfterADestroyedOneKeepsItsOwn) {
+  std::mt19937_64 rng(seed_);
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  WorkspaceCall first(rng), second(rng);
+  const std::size_t before = kept();
+  cudaStream_t stream = nullptr;
+  testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (int round = 0; round < 3; ++round) first.enqueue(*sgemm_, stream);
+  testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (int round = 0; round < 3; ++round) second.enqueue(*sgemm_, stream);
+  testing::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  EXPECT_EQ(first.wrong(), 0) << name_ << " on the destroyed stream";
+  EXPECT_EQ(second.wrong(), 0) << name_ << " on the stream created after it";
+  EXPECT_EQ(kept(), std::min(before + 2, detail::kCublasKeptWorkspaces));
 }
 
 struct Child {

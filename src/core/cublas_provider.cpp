@@ -31,13 +31,13 @@ std::string why_too_large(const Problem& p) {
 // at a time (cuBLAS's rule), so each call holds its lock while it sets the stream, the math mode
 // and the workspace and enqueues the GEMM. The handle's own workspace would be shared by every
 // stream, so each stream's calls get one of their own (cuBLAS's advice), kept for the next call:
-// taken from the pool at every call, it cost a small GEMM more than the GEMM. A stream destroyed
-// with calls pending whose address a new stream took at once would share theirs, as with any
-// per-stream workspace keyed by the stream.
+// taken from the pool at every call, it cost a small GEMM more than the GEMM. They are kept by
+// the stream's id, not its handle: cudaStreamPerThread is one handle for a different stream in
+// every thread, and a new stream may take the handle of one destroyed with calls still pending.
 struct DeviceHandle {
   std::mutex mutex;
   cublasHandle_t handle = nullptr;
-  std::map<cudaStream_t, void*> workspaces;  // by stream, at most kCublasKeptWorkspaces
+  std::map<unsigned long long, void*> workspaces;  // by stream id, at most kCublasKeptWorkspaces
   // What the handle was last set to, so that a call on the same stream with the same math mode
   // and kept workspace makes no setter calls: each costs host time on every call, which shows
   // where the GEMM's kernel takes less. Only PreparedSgemm sets this handle.
@@ -47,11 +47,19 @@ struct DeviceHandle {
   void* workspace = nullptr;
 };
 
-DeviceHandle& device_handle(const Cublas& blas, int device) {
+std::mutex& handles_mutex() {
   static std::mutex mutex;
-  static auto* handles = new std::map<int, DeviceHandle>();  // never destroyed, like kernels
-  std::lock_guard<std::mutex> lock(mutex);
-  DeviceHandle& h = (*handles)[device];
+  return mutex;
+}
+
+std::map<int, DeviceHandle>& handles() {
+  static auto* by_device = new std::map<int, DeviceHandle>();  // never destroyed, like kernels
+  return *by_device;
+}
+
+DeviceHandle& device_handle(const Cublas& blas, int device) {
+  std::lock_guard<std::mutex> lock(handles_mutex());
+  DeviceHandle& h = handles()[device];
   if (h.handle != nullptr) return h;
   const cublasStatus_t status = with_device_current(device, [&] { return blas.create(&h.handle); });
   check_cublas(status, "cublasCreate");
@@ -98,14 +106,17 @@ class PreparedSgemm : public PreparedCandidate {
   // The workspace kept for `stream`'s calls, allocated at its first call; nullptr where
   // kCublasKeptWorkspaces streams of this device have one already. The handle's lock is held.
   void* kept_workspace(cudaStream_t stream) const {
-    if (const auto it = handle_.workspaces.find(stream); it != handle_.workspaces.end())
+    unsigned long long id = 0;
+    check_cuda(with_device_current(device_, [&] { return cudaStreamGetId(stream, &id); }),
+               "cudaStreamGetId of the stream a cuBLAS call is enqueued on");
+    if (const auto it = handle_.workspaces.find(id); it != handle_.workspaces.end())
       return it->second;
     if (handle_.workspaces.size() >= kCublasKeptWorkspaces) return nullptr;
     void* memory = nullptr;
     const cudaError_t status =
         with_device_current(device_, [&] { return cudaMalloc(&memory, kCublasWorkspaceBytes); });
     check_cuda(status, "cudaMalloc of a stream's 32 MiB cuBLAS workspace");
-    return handle_.workspaces[stream] = memory;
+    return handle_.workspaces[id] = memory;
   }
 
   const Cublas& blas_;
@@ -194,6 +205,18 @@ std::optional<CublasCall> parse_cublas_name(const std::string& name, std::string
 
 Precision cublas_precision(const CublasCall& call) {
   return call.math == 0 ? Precision::highest : Precision::medium;
+}
+
+std::size_t cublas_kept_workspaces(int device) {
+  DeviceHandle* h = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(handles_mutex());
+    const auto it = handles().find(device);
+    if (it == handles().end()) return 0;
+    h = &it->second;
+  }
+  std::lock_guard<std::mutex> lock(h->mutex);
+  return h->workspaces.size();
 }
 
 std::unique_ptr<CandidateProvider> make_cublas_provider() {

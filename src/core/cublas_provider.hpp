@@ -39,5 +39,7 @@ std::optional<CublasCall> parse_cublas_name(const std::string& name, std::string
 Precision cublas_precision(const CublasCall& call);
 
 std::unique_ptr<CandidateProvider> make_cublas_provider();
+// How many streams of `device` have a kept workspace now (at most kCublasKeptWorkspaces).
+std::size_t cublas_kept_workspaces(int device);
 
 }  // namespace tilemm::detail
