@@ -245,6 +245,45 @@ TEST_F(CublasWorkspaces, AStreamAfterADestroyedOneKeepsItsOwn) {
   EXPECT_EQ(kept(), std::min(before + 2, detail::kCublasKeptWorkspaces));
 }
 
+// A call captured into a CUDA graph (global mode, the strictest): a capturing stream's id cannot
+// be asked for, so the call takes a pooled workspace, which each launch of the graph allocates.
+TEST_F(CublasWorkspaces, ACapturedCallMatchesTheReferenceAtEveryLaunch) {
+  std::mt19937_64 rng(seed_);
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  WorkspaceCall call(rng);
+  cudaStream_t stream = nullptr;
+  testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  call.enqueue(*sgemm_, stream);  // the stream keeps a workspace before its capture, if any are left
+  testing::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const std::size_t before = kept();
+  testing::cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+                   "cudaStreamBeginCapture");
+  std::string failure;
+  try {
+    call.enqueue(*sgemm_, stream);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  ASSERT_EQ(failure, "");
+  testing::cuda_ok(ended, "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  testing::cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int launch = 0; launch < 2; ++launch) {
+    testing::cuda_ok(cudaMemsetAsync(call.C->get(), 0xff, call.ref.value.size() * sizeof(float),
+                                     stream),
+                     "cudaMemsetAsync");  // NaN: a launch that wrote nothing fails the check
+    testing::cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    testing::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    EXPECT_EQ(call.wrong(), 0) << name_ << " at launch " << launch << " of the captured graph";
+  }
+  EXPECT_EQ(kept(), before) << "a captured call keeps no workspace";
+  testing::cuda_ok(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  testing::cuda_ok(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
 struct Child {
   std::string output;
   bool exited_zero = false;

@@ -104,8 +104,15 @@ class PreparedSgemm : public PreparedCandidate {
 
  private:
   // The workspace kept for `stream`'s calls, allocated at its first call; nullptr where
-  // kCublasKeptWorkspaces streams of this device have one already. The handle's lock is held.
+  // kCublasKeptWorkspaces streams of this device have one already, or where `stream` is
+  // capturing. The handle's lock is held.
   void* kept_workspace(cudaStream_t stream) const {
+    // A capturing stream's id cannot be asked for (the driver refuses it during capture); its
+    // call takes a pooled workspace, which the graph then allocates and frees at each launch.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    check_cuda(cudaStreamIsCapturing(stream, &capture),
+               "cudaStreamIsCapturing of the stream a cuBLAS call is enqueued on");
+    if (capture != cudaStreamCaptureStatusNone) return nullptr;
     unsigned long long id = 0;
     check_cuda(with_device_current(device_, [&] { return cudaStreamGetId(stream, &id); }),
                "cudaStreamGetId of the stream a cuBLAS call is enqueued on");
