@@ -56,7 +56,11 @@ int check_every_listed_candidate(detail::CandidateProvider& vendor) {
   SCOPED_TRACE("shapes and data from seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::int64_t> dim(1, 700), pad(0, 7);
-  std::vector<Strided> shapes = {{88, 24, 5367, 5367, 24, 24}, {129, 257, 77, 81, 261, 259}};
+  // 3x339x412 at these leading dimensions lists a split-K algorithm that refuses a call without
+  // a workspace as not supported.
+  std::vector<Strided> shapes = {{88, 24, 5367, 5367, 24, 24},
+                                 {129, 257, 77, 81, 261, 259},
+                                 {3, 339, 412, 413, 346, 344}};
   for (int i = 0; i < 3; ++i) {
     const std::int64_t M = dim(rng), N = dim(rng), K = dim(rng);
     shapes.push_back({M, N, K, K + 1 + 2 * pad(rng), N + 1 + 2 * pad(rng), N + 2 * pad(rng) + 1});
@@ -122,8 +126,8 @@ TEST(VendorCandidates, EveryListedAlgorithmMatchesTheFloat64ReferenceWithOddLead
 
 TEST(VendorCandidates, CublasSgemmMatchesTheFloat64ReferenceWithOddLeadingDimensions) {
   REQUIRE_CUBLAS();
-  // Two math modes for medium, one for highest, on each of the five shapes.
-  EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 15);
+  // Two math modes for medium, one for highest, on each of the six shapes.
+  EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 18);
 }
 
 // One cublasSgemm call with its own inputs and float64 reference: long K, where cuBLAS splits K

@@ -69,7 +69,9 @@ DeviceHandle& device_handle(const Cublas& blas, int device) {
 class PreparedSgemm : public PreparedCandidate {
  public:
   PreparedSgemm(const Cublas& blas, int device, int math)
-      : blas_(blas), device_(device), math_(math_mode(math)), handle_(device_handle(blas, device)) {}
+      : blas_(blas), device_(device), math_(math_mode(math)), handle_(device_handle(blas, device)) {
+    prepare_workspace_pool(device);
+  }
 
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS multiplies B (N x K, ldb) by
   // A (K x M, lda) into C (N x M, ldc).

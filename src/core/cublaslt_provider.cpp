@@ -94,18 +94,21 @@ class PreparedAlgo : public PreparedCandidate {
  public:
   PreparedAlgo(const CublasLt& lt, cublasLtHandle_t handle, int device, const CublasLtConfig& c)
       : lt_(lt), handle_(handle), device_(device), compute_(c.compute),
-        algo_(restore(lt, handle, c)) {}
+        algo_(restore(lt, handle, c)) {
+    prepare_workspace_pool(device);
+  }
 
   void enqueue(const GemmArgs& g, cudaStream_t stream) const override {
     Descriptors d(lt_, compute_, g.M, g.N, g.K, g.lda, g.ldb, g.ldc);
     // Most algorithms need no workspace, and taking one from the pool costs each call more host
     // time than a small GEMM runs. One that needs it refuses a call without it before launching
-    // anything (CUBLAS_STATUS_INVALID_VALUE); from then on its calls take it from the pool.
+    // anything, with CUBLAS_STATUS_INVALID_VALUE or, for some split-K algorithms,
+    // CUBLAS_STATUS_NOT_SUPPORTED; from then on its calls take it from the pool.
     if (!needs_workspace_.load(std::memory_order_relaxed)) {
       const cublasStatus_t status =
           lt_.matmul(handle_, &d.op, &g.alpha, g.B, &d.a, g.A, &d.b, &g.beta, g.C, &d.c, g.C, &d.c,
                      &algo_, nullptr, 0, stream);
-      if (status != CUBLAS_STATUS_INVALID_VALUE) {
+      if (status != CUBLAS_STATUS_INVALID_VALUE && status != CUBLAS_STATUS_NOT_SUPPORTED) {
         check_cublaslt(status, "cublasLtMatmul");
         return;
       }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cuda_check.hpp"
+#include "launch.hpp"
 #include "nvrtc_compiler.hpp"
 
 namespace tilemm::detail {
@@ -92,6 +93,7 @@ void install(Slot& slot, const DeviceInfo& device, const Variant& v,
     TILEMM_CUDA(cudaKernelSetAttributeForDevice(loaded->kernels.gemm,
                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(shared), device.ordinal));
+  prepare_workspace_pool(device.ordinal);
   slot.library = std::move(library);
   slot.loaded = std::move(loaded);
 }

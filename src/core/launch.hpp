@@ -21,6 +21,10 @@ void launch(const LoadedKernel& kernel, const GemmArgs& args, cudaStream_t strea
 // done and nothing synchronizes. Families' workspaces (split-K slices, aligned copies) and the
 // BLAS API's transposed operands all use it. The pool keeps up to 512 MiB of freed memory for the next call and leaves
 // the device's default pool, which the application may use, alone.
+// Creates the pool for `device` now where it does not exist yet. Kernels and vendor candidates
+// call it when they are loaded or prepared: creating a pool is refused while any stream captures
+// a graph in global mode, and a call captured later may take a workspace from it.
+void prepare_workspace_pool(int device);
 // Bytes of tilemm's pool for `device` held by live workspaces (cudaMemPoolAttrUsedMemCurrent):
 // what a leak would grow, whatever other processes do with the device's memory.
 std::uint64_t workspace_bytes_in_use(int device);
