@@ -16,6 +16,7 @@
 #include "cublas_library.hpp"
 #include "cublas_provider.hpp"
 #include "cublaslt_library.hpp"
+#include "gemm_check.hpp"
 #include "gpu_test_support.hpp"
 #include "provenance.hpp"
 #include "shape_key.hpp"
@@ -130,72 +131,52 @@ TEST(VendorCandidates, CublasSgemmMatchesTheFloat64ReferenceWithOddLeadingDimens
   EXPECT_EQ(check_every_listed_candidate(provider("cublas")), 18);
 }
 
-// One cublasSgemm call with its own inputs and float64 reference: long K, where cuBLAS splits K
-// through its workspace, so calls that ran at once on one workspace would corrupt each other's sums.
-struct WorkspaceCall {
-  static constexpr std::int64_t M = 24, N = 40, K = 7001;
-  std::vector<float> a, b;
-  testing::Reference ref;
-  std::unique_ptr<testing::DeviceBuffer> A, B, C;
-
-  explicit WorkspaceCall(std::mt19937_64& rng)
-      : a(testing::random_matrix(static_cast<std::size_t>(M * K), rng)),
-        b(testing::random_matrix(static_cast<std::size_t>(K * N), rng)) {
-    const std::vector<float> zero(static_cast<std::size_t>(M * N), 0.0f);
-    ref = testing::reference_gemm(M, N, K, 1.0f, a, K, b, N, 0.0f, zero, N);
-    A = std::make_unique<testing::DeviceBuffer>(a.size());
-    B = std::make_unique<testing::DeviceBuffer>(b.size());
-    C = std::make_unique<testing::DeviceBuffer>(zero.size());
-    A->upload(a);
-    B->upload(b);
-  }
-  void enqueue(const detail::PreparedCandidate& sgemm, cudaStream_t stream) const {
-    sgemm.enqueue({M, N, K, 1.0f, A->get(), K, B->get(), N, 0.0f, C->get(), N}, stream);
-  }
-  // Outputs outside the reference's bound; the caller has synchronized.
-  std::int64_t wrong() const {
-    const auto out = C->download();
-    std::int64_t count = 0;
-    for (std::size_t at = 0; at < out.size(); ++at)
-      count += !(std::fabs(out[at] - ref.value[at]) <= testing::tolerance(K, ref.magnitude[at]));
-    return count;
-  }
-};
-
+// Each call its own dense problem on fresh data: long K, where cuBLAS splits K through its
+// workspace, so calls that ran at once on one workspace would corrupt each other's sums.
 class CublasWorkspaces : public ::testing::Test {
  protected:
+  static constexpr std::int64_t M = 24, N = 40, K = 7001;
+
   void SetUp() override {
     REQUIRE_CUBLAS();
-    const Problem problem = Problem::dense(WorkspaceCall::M, WorkspaceCall::N, WorkspaceCall::K);
-    name_ = provider("cublas").candidates(current_device(), problem).back();
+    name_ = provider("cublas").candidates(current_device(), Problem::dense(M, N, K)).back();
     sgemm_ = &provider("cublas").prepare(name_, current_device());
     seed_ = testing::fresh_seed();
+    rng_.seed(seed_);
   }
+  std::unique_ptr<testing::DenseProblem> problem() {
+    return std::make_unique<testing::DenseProblem>(M, N, K, 1.0f, 0.0f, rng_);
+  }
+  void enqueue(const testing::DenseProblem& p, cudaStream_t stream) const {
+    sgemm_->enqueue(p.args(), stream);
+  }
+  // Outputs outside the reference's bound; the caller has synchronized.
+  static std::int64_t wrong(const testing::DenseProblem& p) { return p.check(p.output()).wrong; }
   std::size_t kept() const { return detail::cublas_kept_workspaces(current_device().ordinal); }
 
   std::string name_;
   const detail::PreparedCandidate* sgemm_ = nullptr;
   std::uint64_t seed_ = 0;
+  std::mt19937_64 rng_;
 };
 
 // Calls on more streams than keep a workspace (kCublasKeptWorkspaces), enqueued together before
 // any is waited for: the first streams keep one each, the rest take theirs from the pool.
 TEST_F(CublasWorkspaces, ManyStreamsAtOnceKeepThemApart) {
-  std::mt19937_64 rng(seed_);
   SCOPED_TRACE("data from seed " + std::to_string(seed_));
   const std::size_t before = kept();
   const std::size_t streams = detail::kCublasKeptWorkspaces + 3;
-  std::vector<std::unique_ptr<WorkspaceCall>> calls;
+  std::vector<std::unique_ptr<testing::DenseProblem>> calls;
   std::vector<cudaStream_t> on(streams);
   for (auto& stream : on) {
-    calls.push_back(std::make_unique<WorkspaceCall>(rng));
+    calls.push_back(problem());
     testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   for (int round = 0; round < 3; ++round)
-    for (std::size_t i = 0; i < streams; ++i) calls[i]->enqueue(*sgemm_, on[i]);
+    for (std::size_t i = 0; i < streams; ++i) enqueue(*calls[i], on[i]);
   testing::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   for (std::size_t i = 0; i < streams; ++i) {
-    EXPECT_EQ(calls[i]->wrong(), 0) << name_ << " on stream " << i;
+    EXPECT_EQ(wrong(*calls[i]), 0) << name_ << " on stream " << i;
     testing::cuda_ok(cudaStreamDestroy(on[i]), "cudaStreamDestroy");
   }
   EXPECT_EQ(kept(), detail::kCublasKeptWorkspaces) << "kept before: " << before;
@@ -204,18 +185,17 @@ TEST_F(CublasWorkspaces, ManyStreamsAtOnceKeepThemApart) {
 // cudaStreamPerThread is one handle for a different stream in each thread: threads calling on it
 // at once must not share a workspace, so each new thread's stream keeps one while any are left.
 TEST_F(CublasWorkspaces, EachThreadsPerThreadStreamKeepsItsOwn) {
-  std::mt19937_64 rng(seed_);
   SCOPED_TRACE("data from seed " + std::to_string(seed_));
   const std::size_t before = kept();
   constexpr std::size_t kThreads = 3;
-  std::vector<std::unique_ptr<WorkspaceCall>> calls;
-  for (std::size_t i = 0; i < kThreads; ++i) calls.push_back(std::make_unique<WorkspaceCall>(rng));
+  std::vector<std::unique_ptr<testing::DenseProblem>> calls;
+  for (std::size_t i = 0; i < kThreads; ++i) calls.push_back(problem());
   std::vector<std::string> failures(kThreads);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < kThreads; ++i)
     threads.emplace_back([&, i] {
       try {
-        for (int round = 0; round < 3; ++round) calls[i]->enqueue(*sgemm_, cudaStreamPerThread);
+        for (int round = 0; round < 3; ++round) enqueue(*calls[i], cudaStreamPerThread);
         testing::cuda_ok(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
       } catch (const std::exception& e) {
         failures[i] = e.what();
@@ -224,7 +204,7 @@ TEST_F(CublasWorkspaces, EachThreadsPerThreadStreamKeepsItsOwn) {
   for (auto& t : threads) t.join();
   for (std::size_t i = 0; i < kThreads; ++i) {
     EXPECT_EQ(failures[i], "") << "thread " << i;
-    EXPECT_EQ(calls[i]->wrong(), 0) << name_ << " on thread " << i << "'s per-thread stream";
+    EXPECT_EQ(wrong(*calls[i]), 0) << name_ << " on thread " << i << "'s per-thread stream";
   }
   EXPECT_EQ(kept(), std::min(before + kThreads, detail::kCublasKeptWorkspaces));
 }
@@ -232,39 +212,37 @@ TEST_F(CublasWorkspaces, EachThreadsPerThreadStreamKeepsItsOwn) {
 // A stream created after another was destroyed with calls still pending may get its handle; it
 // must not get its workspace while those calls may still run.
 TEST_F(CublasWorkspaces, AStreamAfterADestroyedOneKeepsItsOwn) {
-  std::mt19937_64 rng(seed_);
   SCOPED_TRACE("data from seed " + std::to_string(seed_));
-  WorkspaceCall first(rng), second(rng);
+  const auto first = problem(), second = problem();
   const std::size_t before = kept();
   cudaStream_t stream = nullptr;
   testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  for (int round = 0; round < 3; ++round) first.enqueue(*sgemm_, stream);
+  for (int round = 0; round < 3; ++round) enqueue(*first, stream);
   testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
   testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  for (int round = 0; round < 3; ++round) second.enqueue(*sgemm_, stream);
+  for (int round = 0; round < 3; ++round) enqueue(*second, stream);
   testing::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
-  EXPECT_EQ(first.wrong(), 0) << name_ << " on the destroyed stream";
-  EXPECT_EQ(second.wrong(), 0) << name_ << " on the stream created after it";
+  EXPECT_EQ(wrong(*first), 0) << name_ << " on the destroyed stream";
+  EXPECT_EQ(wrong(*second), 0) << name_ << " on the stream created after it";
   EXPECT_EQ(kept(), std::min(before + 2, detail::kCublasKeptWorkspaces));
 }
 
 // A call captured into a CUDA graph (global mode, the strictest): a capturing stream's id cannot
 // be asked for, so the call takes a pooled workspace, which each launch of the graph allocates.
 TEST_F(CublasWorkspaces, ACapturedCallMatchesTheReferenceAtEveryLaunch) {
-  std::mt19937_64 rng(seed_);
   SCOPED_TRACE("data from seed " + std::to_string(seed_));
-  WorkspaceCall call(rng);
+  const auto call = problem();
   cudaStream_t stream = nullptr;
   testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  call.enqueue(*sgemm_, stream);  // the stream keeps a workspace before its capture, if any are left
+  enqueue(*call, stream);  // the stream keeps a workspace before its capture, if any are left
   testing::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   const std::size_t before = kept();
   testing::cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
                    "cudaStreamBeginCapture");
   std::string failure;
   try {
-    call.enqueue(*sgemm_, stream);
+    enqueue(*call, stream);
   } catch (const std::exception& e) {
     failure = e.what();
   }
@@ -275,12 +253,11 @@ TEST_F(CublasWorkspaces, ACapturedCallMatchesTheReferenceAtEveryLaunch) {
   cudaGraphExec_t exec = nullptr;
   testing::cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
   for (int launch = 0; launch < 2; ++launch) {
-    testing::cuda_ok(cudaMemsetAsync(call.C->get(), 0xff, call.ref.value.size() * sizeof(float),
-                                     stream),
+    testing::cuda_ok(cudaMemsetAsync(call->args().C, 0xff, M * N * sizeof(float), stream),
                      "cudaMemsetAsync");  // NaN: a launch that wrote nothing fails the check
     testing::cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
     testing::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    EXPECT_EQ(call.wrong(), 0) << name_ << " at launch " << launch << " of the captured graph";
+    EXPECT_EQ(wrong(*call), 0) << name_ << " at launch " << launch << " of the captured graph";
   }
   EXPECT_EQ(kept(), before) << "a captured call keeps no workspace";
   testing::cuda_ok(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
