@@ -15,6 +15,7 @@
 #include "log.hpp"
 #include "real_collaborators.hpp"
 #include "row_split.hpp"
+#include "shape_key.hpp"
 #include "stream_check.hpp"
 #include "tilemm/error.hpp"
 
@@ -141,6 +142,14 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& opt
     Problem problem = args.problem();
     problem.precision = options.precision;
     problem.vendor = options.vendor;
+    // Resolving may read the cache, load a kernel, create the workspace pool or tune: work a
+    // stream capture refuses, and which in global mode would end the caller's capture.
+    if (detail::captures_a_graph(stream))
+      throw InvalidArgument("stream", "is capturing a CUDA graph, and " + dispatch::describe(problem) +
+                                          " is not resolved in this process yet (resolving it "
+                                          "loads its kernel and may tune it, which cannot be "
+                                          "captured): call gemm() with this shape and these "
+                                          "options once before the capture");
     decision = dispatcher_->resolve(device, problem, key, options);
   }
   if (const std::int64_t rows = decision->split_rows; rows > 0) {

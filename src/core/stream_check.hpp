@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cuda_check.hpp"
 #include "tilemm/device.hpp"
 #include "tilemm/error.hpp"
 
@@ -25,6 +26,20 @@ inline void check_stream(cudaStream_t stream, const DeviceInfo& device) {
                                         ", but the current device is " +
                                         std::to_string(device.ordinal) +
                                         " (call cudaSetDevice first)");
+}
+
+// Whether work enqueued on `stream` now would be captured into a CUDA graph: the stream itself
+// captures, or it is the legacy stream while a blocking stream of the device captures (which
+// the runtime reports as an error of the query, and which makes any work on it fail).
+inline bool captures_a_graph(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t asked = cudaStreamIsCapturing(stream, &status);
+  if (asked == cudaErrorStreamCaptureImplicit) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  check_cuda(asked, "cudaStreamIsCapturing of the stream gemm() was given");
+  return status != cudaStreamCaptureStatusNone;
 }
 
 }  // namespace tilemm::detail
