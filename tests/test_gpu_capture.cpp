@@ -1,0 +1,192 @@
+// gemm() under CUDA graph capture (global mode, the strictest): a shape resolved before the capture
+// is captured and replays the float64 reference at every launch of the graph, whatever its winner
+// (every family that can run the shape, each vendor provider's first candidate, so kernels with
+// and without workspaces, extra kernels and clusters); a shape not resolved yet is refused with
+// an error that names the capture, and the caller's capture stays usable. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "candidate_provider.hpp"
+#include "gemm_check.hpp"
+#include "gpu_test_support.hpp"
+#include "provenance.hpp"
+#include "shape_key.hpp"
+#include "temp_dir.hpp"
+#include "tilemm/tilemm.hpp"
+#include "tuning_store.hpp"
+
+namespace tilemm {
+namespace {
+
+// The winners that can serve `problem` here: each family's first variant that can run it, and
+// each available vendor provider's first candidate.
+std::vector<std::string> one_winner_of_each_kind(const DeviceInfo& device, const Problem& problem) {
+  std::vector<std::string> winners;
+  for (const std::string& family : family_names())
+    for (const Variant& v : variant_space(family))
+      if (can_run(v, device, problem)) {
+        winners.push_back(variant_name(v));
+        break;
+      }
+  for (detail::CandidateProvider* provider : detail::candidate_providers(problem)) {
+    if (!provider->available()) continue;
+    const auto names = provider->candidates(device, problem);
+    if (!names.empty()) winners.push_back(names.front());
+  }
+  return winners;
+}
+
+// `winner` stored as the tuned result of `problem` in the cache at `db`, as a tuning here would.
+void store_winner(const std::string& db, const DeviceInfo& device, const Problem& problem,
+                  const std::string& winner) {
+  cache::StoredEntry e;
+  e.device_key = device.model_key();
+  e.arch = device.arch();
+  e.M = problem.M;
+  e.N = problem.N;
+  e.K = problem.K;
+  e.problem_class = dispatch::class_of(problem);
+  e.candidate_set = dispatch::candidate_set_of(problem);
+  e.winner = winner;
+  e.median_ms = 0.01;
+  e.tuned_at = "2026-12-06T00:00:00Z";
+  e.tilemm_version = "test";
+  e.versions = dispatch::running_versions(device, problem);
+  CandidateResult win;
+  win.variant = winner;
+  win.stats = {0.01, 0.01, 0.0, 10};
+  e.candidates = {win};
+  cache::TuningStore(db).put_all({e});
+}
+
+class GemmCapture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TILEMM_REQUIRE_DEVICE();
+    seed_ = testing::fresh_seed();
+    rng_.seed(seed_);
+    testing::cuda_ok(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  // The graph of gemm(`args`) captured on the stream in global mode, or the failure of the call.
+  cudaGraphExec_t capture(Context& context, const GemmArgs& args, std::string& failure) {
+    testing::cuda_ok(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+                     "cudaStreamBeginCapture");
+    try {
+      context.gemm(args, stream_);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    cudaGraph_t graph = nullptr;
+    testing::cuda_ok(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    testing::cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    testing::cuda_ok(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    return exec;
+  }
+
+  std::uint64_t seed_ = 0;
+  std::mt19937_64 rng_;
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(GemmCapture, AResolvedShapeReplaysTheReferenceAtEveryLaunchWhateverItsWinner) {
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  const DeviceInfo& device = current_device();
+  // An aligned shape and one with odd dimensions (an unaligned class: the padded family's copies).
+  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{300, 200, 1000},
+                                                                        {97, 203, 1001}}) {
+    const float beta = 0.5f;
+    testing::DenseProblem call(M, N, K, 1.25f, beta, rng_);
+    const Problem problem = call.args().problem();
+    const auto winners = one_winner_of_each_kind(device, problem);
+    ASSERT_GE(winners.size(), 3u) << dispatch::describe(problem);
+    for (const std::string& winner : winners) {
+      SCOPED_TRACE(winner + " on " + dispatch::describe(problem));
+      testing::TempDir dir;
+      store_winner(dir.file("tuning.db"), device, problem, winner);
+      ContextSettings settings;
+      settings.cache_path = dir.file("tuning.db");
+      Context context(settings);
+      // Resolved outside the capture: from the cache, nothing tuned.
+      const auto warm = call.run([&](const GemmArgs& args) { context.gemm(args, stream_); });
+      ASSERT_EQ(call.check(warm).wrong, 0) << call.check(warm).first;
+      ASSERT_EQ(context.tunings_run(), 0u);
+      std::string failure;
+      cudaGraphExec_t exec = capture(context, call.args(), failure);
+      ASSERT_EQ(failure, "");
+      for (int launch = 0; launch < 2; ++launch) {
+        // C back to its initial values (beta reads them), then the graph.
+        const auto out = call.run([&](const GemmArgs&) {
+          testing::cuda_ok(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+        }, "the captured graph");
+        const auto checked = call.check(out);
+        EXPECT_EQ(checked.wrong, 0) << "launch " << launch << ": " << checked.first;
+      }
+      testing::cuda_ok(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+    }
+  }
+}
+
+// Resolving reads the cache, loads a kernel and may tune: none of it can be captured, and in
+// global mode any of it would end the caller's capture. The call is refused before any of it,
+// under every policy, and the capture goes on.
+TEST_F(GemmCapture, AShapeNotResolvedYetIsRefusedAndTheCaptureGoesOn) {
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  testing::DenseProblem first(64, 48, 40, 1.0f, 0.0f, rng_);
+  testing::DenseProblem second(72, 40, 56, 1.0f, 0.0f, rng_);
+  testing::TempDir dir;
+  ContextSettings settings;
+  settings.cache_path = dir.file("tuning.db");
+  settings.options.policy = TunePolicy::off;
+  Context context(settings);
+  context.gemm(first.args(), stream_);  // the process's kernels and pool exist
+  testing::cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  for (const TunePolicy policy : {TunePolicy::off, TunePolicy::tune_on_miss, TunePolicy::background}) {
+    SCOPED_TRACE("policy " + std::to_string(static_cast<int>(policy)));
+    Options options;
+    options.policy = policy;
+    testing::cuda_ok(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+                     "cudaStreamBeginCapture");
+    std::string refused;
+    try {
+      context.gemm(second.args(), stream_, options);
+    } catch (const InvalidArgument& e) {
+      refused = e.what();
+    }
+    // The capture still works: a resolved shape is captured after the refusal.
+    std::string failure;
+    try {
+      context.gemm(first.args(), stream_, settings.options);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    testing::cuda_ok(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    EXPECT_NE(refused.find("is capturing a CUDA graph"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("72x40x56"), std::string::npos) << refused;
+    EXPECT_EQ(failure, "");
+    EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+    ASSERT_EQ(ended, cudaSuccess) << cudaGetErrorString(ended);
+    size_t nodes = 0;
+    testing::cuda_ok(cudaGraphGetNodes(graph, nullptr, &nodes), "cudaGraphGetNodes");
+    EXPECT_GE(nodes, 1u) << "the resolved shape's kernel is in the graph";
+    testing::cuda_ok(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  }
+  EXPECT_EQ(context.tunings_run(), 0u);
+  // Outside the capture the refused shape resolves as usual.
+  const auto out = second.run([&](const GemmArgs& args) { context.gemm(args, stream_); });
+  EXPECT_EQ(second.check(out).wrong, 0) << second.check(out).first;
+}
+
+}  // namespace
+}  // namespace tilemm
