@@ -9,6 +9,7 @@
 #include "cublas_library.hpp"
 #include "device_current.hpp"
 #include "launch.hpp"
+#include "stream_check.hpp"
 #include "text_fields.hpp"
 #include "tilemm/error.hpp"
 
@@ -111,10 +112,7 @@ class PreparedSgemm : public PreparedCandidate {
   void* kept_workspace(cudaStream_t stream) const {
     // A capturing stream's id cannot be asked for (the driver refuses it during capture); its
     // call takes a pooled workspace, which the graph then allocates and frees at each launch.
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    check_cuda(cudaStreamIsCapturing(stream, &capture),
-               "cudaStreamIsCapturing of the stream a cuBLAS call is enqueued on");
-    if (capture != cudaStreamCaptureStatusNone) return nullptr;
+    if (captures_a_graph(stream)) return nullptr;
     unsigned long long id = 0;
     check_cuda(with_device_current(device_, [&] { return cudaStreamGetId(stream, &id); }),
                "cudaStreamGetId of the stream a cuBLAS call is enqueued on");

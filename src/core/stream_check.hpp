@@ -1,5 +1,6 @@
-// A stream passed to tilemm must belong to the current device: a kernel launched on another
-// device's stream fails (or, with peer access, silently reads the wrong memory).
+// What tilemm asks of a stream it is given. It must belong to the current device: a kernel
+// launched on another device's stream fails (or, with peer access, silently reads the wrong
+// memory). And whether it captures a graph, which refuses some of tilemm's work.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -38,7 +39,7 @@ inline bool captures_a_graph(cudaStream_t stream) {
     (void)cudaGetLastError();
     return true;
   }
-  check_cuda(asked, "cudaStreamIsCapturing of the stream gemm() was given");
+  check_cuda(asked, "cudaStreamIsCapturing of the stream a call is enqueued on");
   return status != cudaStreamCaptureStatusNone;
 }
 
