@@ -12,14 +12,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "candidate_provider.hpp"
+#include "cuda_check.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
@@ -28,10 +32,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using tilemm::detail::check_cuda;
+
+// A dense row-major problem's device matrices, A and B filled with small positive floats, and
+// the gemm() arguments over them.
+class DeviceProblem {
+ public:
+  DeviceProblem(std::int64_t M, std::int64_t N, std::int64_t K) {
+    for (const auto& [buffer, floats] : {std::pair{&A_, M * K}, {&B_, K * N}, {&C_, M * N}}) {
+      const std::size_t bytes = static_cast<std::size_t>(floats) * sizeof(float);
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(buffer), bytes), "cudaMalloc");
+      check_cuda(cudaMemset(*buffer, 0x3c, bytes), "cudaMemset");
+    }
+    args_.M = M;
+    args_.N = N;
+    args_.K = K;
+    args_.A = A_;
+    args_.B = B_;
+    args_.C = C_;
+    args_.lda = K;
+    args_.ldb = N;
+    args_.ldc = N;
+  }
+  ~DeviceProblem() {
+    for (float* buffer : {A_, B_, C_}) cudaFree(buffer);
+  }
+  DeviceProblem(const DeviceProblem&) = delete;
+  DeviceProblem& operator=(const DeviceProblem&) = delete;
+  const tilemm::GemmArgs& args() const { return args_; }
+
+ private:
+  float *A_ = nullptr, *B_ = nullptr, *C_ = nullptr;
+  tilemm::GemmArgs args_;
+};
 
 double ms_since(Clock::time_point origin, Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t - origin).count();
@@ -61,14 +94,14 @@ void keep_calling(const tilemm::GemmArgs& args, const tilemm::Options& options,
       tilemm::gemm(args, nullptr, options);
       auto u = Clock::now();
       samples.push_back({Work::gemm_call, ms_since(origin, t), ms_since(origin, u)});
-      cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       cudaLibrary_t library = nullptr;
       t = Clock::now();
-      cuda(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-           "cudaLibraryLoadData");
+      check_cuda(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+                 "cudaLibraryLoadData");
       u = Clock::now();
       samples.push_back({Work::cubin_load, ms_since(origin, t), ms_since(origin, u)});
-      cuda(cudaLibraryUnload(library), "cudaLibraryUnload");
+      check_cuda(cudaLibraryUnload(library), "cudaLibraryUnload");
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -95,26 +128,15 @@ int run(const tilemm::tool::ToolCli& cli, double quiet_ms) {
   if (tilemm::device_count() == 0)
     return cli.failure(tilemm::tool::no_device("this probe needs a GPU"));
   const tilemm::DeviceInfo& device = tilemm::current_device();
-  constexpr int n = 64;
-  const std::size_t bytes = static_cast<std::size_t>(n) * n * sizeof(float);
-  float *A = nullptr, *B = nullptr, *C = nullptr;
-  cuda(cudaMalloc(reinterpret_cast<void**>(&A), bytes), "cudaMalloc A");
-  cuda(cudaMalloc(reinterpret_cast<void**>(&B), bytes), "cudaMalloc B");
-  cuda(cudaMalloc(reinterpret_cast<void**>(&C), bytes), "cudaMalloc C");
-  cuda(cudaMemset(A, 0x3c, bytes), "cudaMemset A");
-  cuda(cudaMemset(B, 0x3c, bytes), "cudaMemset B");
-  tilemm::GemmArgs args;
-  args.M = args.N = args.K = n;
-  args.A = A;
-  args.B = B;
-  args.C = C;
-  args.lda = args.ldb = args.ldc = n;
+  const DeviceProblem resolved(64, 64, 64);  // the other thread's
+  const DeviceProblem vendor(300, 200, 1000);  // each vendor provider's first call
+  const tilemm::GemmArgs& args = resolved.args();
   // Resolved before the measurement, with no vendor library touched: tuning off, own kernels.
   tilemm::Options own;
   own.policy = tilemm::TunePolicy::off;
   own.vendor = false;
   tilemm::gemm(args, nullptr, own);
-  cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const auto cubin =
       tilemm::detail::compile_variant(tilemm::default_variant(), device.arch()).cubin;
 
@@ -136,44 +158,38 @@ int run(const tilemm::tool::ToolCli& cli, double quiet_ms) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(quiet_ms));
     });
   };
-  quiet("before");
-  tilemm::Problem problem = tilemm::Problem::dense(300, 200, 1000);
-  for (tilemm::detail::CandidateProvider* provider : tilemm::detail::candidate_providers()) {
-    if (!provider->vendor()) continue;
-    const std::string name = provider->prefix();
-    bool available = false;
-    step(name + ": load", [&] { available = provider->available(); });
-    if (!available) {
-      std::printf("%s is not available here\n", name.c_str());
-      continue;
+  // The other thread is stopped and joined whatever happens here, so that a failure is reported
+  // rather than ending the process with the thread still running.
+  std::exception_ptr failed;
+  try {
+    quiet("before");
+    const tilemm::Problem problem = vendor.args().problem();
+    for (tilemm::detail::CandidateProvider* provider : tilemm::detail::candidate_providers()) {
+      if (!provider->vendor()) continue;
+      const std::string name = provider->prefix();
+      bool available = false;
+      step(name + ": load", [&] { available = provider->available(); });
+      if (!available) {
+        std::printf("%s is not available here\n", name.c_str());
+        continue;
+      }
+      std::vector<std::string> names;
+      step(name + ": candidates", [&] { names = provider->candidates(device, problem); });
+      if (names.empty()) continue;
+      const tilemm::detail::PreparedCandidate* prepared = nullptr;
+      step(name + ": prepare", [&] { prepared = &provider->prepare(names.front(), device); });
+      step(name + ": first call", [&] {
+        prepared->enqueue(vendor.args(), nullptr);
+        check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+      });
+      quiet("after " + name);
     }
-    std::vector<std::string> names;
-    step(name + ": candidates", [&] { names = provider->candidates(device, problem); });
-    if (names.empty()) continue;
-    const tilemm::detail::PreparedCandidate* prepared = nullptr;
-    step(name + ": prepare", [&] { prepared = &provider->prepare(names.front(), device); });
-    tilemm::GemmArgs vendor_args = args;
-    vendor_args.M = problem.M;
-    vendor_args.N = problem.N;
-    vendor_args.K = problem.K;
-    vendor_args.lda = problem.K;
-    vendor_args.ldb = problem.N;
-    vendor_args.ldc = problem.N;
-    float *a = nullptr, *b = nullptr, *c = nullptr;
-    cuda(cudaMalloc(reinterpret_cast<void**>(&a), 300 * 1000 * sizeof(float)), "cudaMalloc");
-    cuda(cudaMalloc(reinterpret_cast<void**>(&b), 1000 * 200 * sizeof(float)), "cudaMalloc");
-    cuda(cudaMalloc(reinterpret_cast<void**>(&c), 300 * 200 * sizeof(float)), "cudaMalloc");
-    vendor_args.A = a;
-    vendor_args.B = b;
-    vendor_args.C = c;
-    step(name + ": first call", [&] {
-      prepared->enqueue(vendor_args, nullptr);
-      cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
-    });
-    quiet("after " + name);
+  } catch (...) {
+    failed = std::current_exception();
   }
   stop = true;
   other.join();
+  if (failed) std::rethrow_exception(failed);
   if (!error.empty()) return cli.failure("the calling thread failed: " + error);
   std::printf("%s, vendor libraries loaded by the main thread while another calls gemm() and "
               "loads CUBINs\n",
