@@ -13,10 +13,10 @@
 #include "candidate_provider.hpp"
 #include "gemm_check.hpp"
 #include "gpu_test_support.hpp"
-#include "provenance.hpp"
 #include "shape_key.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tuned_here_entry.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm {
@@ -38,29 +38,6 @@ std::vector<std::string> one_winner_of_each_kind(const DeviceInfo& device, const
     if (!names.empty()) winners.push_back(names.front());
   }
   return winners;
-}
-
-// `winner` stored as the tuned result of `problem` in the cache at `db`, as a tuning here would.
-void store_winner(const std::string& db, const DeviceInfo& device, const Problem& problem,
-                  const std::string& winner) {
-  cache::StoredEntry e;
-  e.device_key = device.model_key();
-  e.arch = device.arch();
-  e.M = problem.M;
-  e.N = problem.N;
-  e.K = problem.K;
-  e.problem_class = dispatch::class_of(problem);
-  e.candidate_set = dispatch::candidate_set_of(problem);
-  e.winner = winner;
-  e.median_ms = 0.01;
-  e.tuned_at = "2026-12-06T00:00:00Z";
-  e.tilemm_version = "test";
-  e.versions = dispatch::running_versions(device, problem);
-  CandidateResult win;
-  win.variant = winner;
-  win.stats = {0.01, 0.01, 0.0, 10};
-  e.candidates = {win};
-  cache::TuningStore(db).put_all({e});
 }
 
 class GemmCapture : public ::testing::Test {
@@ -111,7 +88,7 @@ TEST_F(GemmCapture, AResolvedShapeReplaysTheReferenceAtEveryLaunchWhateverItsWin
     for (const std::string& winner : winners) {
       SCOPED_TRACE(winner + " on " + dispatch::describe(problem));
       testing::TempDir dir;
-      store_winner(dir.file("tuning.db"), device, problem, winner);
+      cache::TuningStore(dir.file("tuning.db")).put_all({testing::tuned_here_entry(device, problem, winner)});
       ContextSettings settings;
       settings.cache_path = dir.file("tuning.db");
       Context context(settings);

@@ -18,10 +18,9 @@
 #include "cublaslt_library.hpp"
 #include "gemm_check.hpp"
 #include "gpu_test_support.hpp"
-#include "provenance.hpp"
-#include "shape_key.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
+#include "tuned_here_entry.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm {
@@ -291,25 +290,7 @@ void check_stored_winner_serves_a_new_process(detail::CandidateProvider& vendor)
   ASSERT_FALSE(names.empty());
   testing::TempDir dir;
   const std::string db = dir.file("tuning.db");
-  {
-    cache::StoredEntry e;
-    e.device_key = device.model_key();
-    e.arch = device.arch();
-    e.M = problem.M;
-    e.N = problem.N;
-    e.K = problem.K;
-    e.problem_class = dispatch::class_of(problem);
-    e.winner = names.front();
-    e.median_ms = 0.01;
-    e.tuned_at = "2026-12-03T09:00:00Z";
-    e.tilemm_version = "test";
-    e.versions = dispatch::running_versions(device, problem);
-    CandidateResult win;
-    win.variant = e.winner;
-    win.stats = {0.01, 0.01, 0.0, 10};
-    e.candidates = {win};
-    cache::TuningStore(db).put_all({e});
-  }
+  cache::TuningStore(db).put_all({testing::tuned_here_entry(device, problem, names.front())});
   const std::string cache = "TILEMM_CACHE='" + db + "'";
   const Child served = run_child(cache, "88x24x5367");
   EXPECT_TRUE(served.exited_zero) << served.output;
