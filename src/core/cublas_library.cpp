@@ -1,6 +1,9 @@
 #include "cublas_library.hpp"
 
+#include <atomic>
+
 #include "log.hpp"
+#include "no_wait.hpp"
 #include "tilemm/error.hpp"
 #include "toolkit_library.hpp"
 
@@ -44,9 +47,13 @@ const Cublas* load() {
 }  // namespace
 
 const Cublas* cublas() {
+  // As cublaslt(): a thread that must not wait neither loads it nor waits for its loading.
+  static std::atomic<bool> looked_for{false};
+  if (!looked_for.load(std::memory_order_acquire)) refuse_wait("cuBLAS to load");
   static const Cublas* const blas = timed_step(
       [](const Cublas* found) { return std::string(found ? "cuBLAS loaded" : "cuBLAS looked for"); },
       load);
+  looked_for.store(true, std::memory_order_release);
   return blas;
 }
 

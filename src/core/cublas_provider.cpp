@@ -9,6 +9,7 @@
 #include "cublas_library.hpp"
 #include "device_current.hpp"
 #include "launch.hpp"
+#include "no_wait.hpp"
 #include "stream_check.hpp"
 #include "text_fields.hpp"
 #include "tilemm/error.hpp"
@@ -170,9 +171,12 @@ class CublasProvider : public CandidateProvider {
   }
 
   const PreparedCandidate& prepare(const std::string& name, const DeviceInfo& device) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    // Preparing creates the device's handle and workspace pool: not on a thread that must not wait.
+    const std::string what = name + " prepared on device " + std::to_string(device.ordinal);
+    const auto lock = lock_unless_refused(mutex_, what);
     const auto key = std::make_pair(device.ordinal, name);
     if (const auto it = prepared_.find(key); it != prepared_.end()) return *it->second;
+    refuse_wait(what);
     std::string why;
     const auto call = parse_cublas_name(name, why);
     if (!call) throw Error(ErrorKind::internal, "tilemm: " + why);

@@ -1,12 +1,15 @@
 #include "cublaslt_library.hpp"
 
 #include <cuda_runtime_api.h>
+
+#include <atomic>
 #include <map>
 #include <mutex>
 
 #include "cuda_check.hpp"
 #include "device_current.hpp"
 #include "log.hpp"
+#include "no_wait.hpp"
 #include "tilemm/error.hpp"
 #include "toolkit_library.hpp"
 
@@ -50,11 +53,16 @@ const CublasLt* load() {
 }  // namespace
 
 const CublasLt* cublaslt() {
+  // Set once the library has been looked for: a thread that must not wait neither loads it nor
+  // waits for another thread loading it.
+  static std::atomic<bool> looked_for{false};
+  if (!looked_for.load(std::memory_order_acquire)) refuse_wait("cuBLASLt to load");
   static const CublasLt* const lt = timed_step(
       [](const CublasLt* found) {
         return std::string(found ? "cuBLASLt loaded" : "cuBLASLt looked for");
       },
       load);
+  looked_for.store(true, std::memory_order_release);
   return lt;
 }
 
@@ -68,8 +76,10 @@ void check_cublaslt(cublasStatus_t status, const char* call) {
 cublasLtHandle_t cublaslt_handle(const CublasLt& lt, int device) {
   static std::mutex mutex;
   static auto* handles = new std::map<int, cublasLtHandle_t>();  // never destroyed, like kernels
-  std::lock_guard<std::mutex> lock(mutex);
+  const std::string what = "a cuBLASLt handle on device " + std::to_string(device);
+  const auto lock = lock_unless_refused(mutex, what);
   if (const auto it = handles->find(device); it != handles->end()) return it->second;
+  refuse_wait(what);
   cublasLtHandle_t handle = nullptr;
   const cublasStatus_t status = with_device_current(device, [&] { return lt.create(&handle); });
   check_cublaslt(status, "cublasLtCreate");

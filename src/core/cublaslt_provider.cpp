@@ -9,6 +9,7 @@
 #include "cublaslt_library.hpp"
 #include "cublaslt_names.hpp"
 #include "launch.hpp"
+#include "no_wait.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::detail {
@@ -229,9 +230,11 @@ class CublasLtProvider : public CandidateProvider {
   }
 
   const PreparedCandidate& prepare(const std::string& name, const DeviceInfo& device) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string what = name + " prepared on device " + std::to_string(device.ordinal);
+    const auto lock = lock_unless_refused(mutex_, what);
     const auto key = std::make_pair(device.ordinal, name);
     if (const auto it = prepared_.find(key); it != prepared_.end()) return *it->second;
+    refuse_wait(what);
     std::string why;
     const auto config = parse_cublaslt_name(name, why);
     if (!config) throw Error(ErrorKind::internal, "tilemm: " + why);
