@@ -3,11 +3,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "candidate_provider.hpp"
+#include "no_wait.hpp"
 
 namespace tilemm::testing {
 
@@ -29,6 +32,7 @@ class FakeVendorProvider : public detail::CandidateProvider {
   bool vendor() const override { return true; }
   bool reference() const override { return is_reference; }
   bool available() override {
+    load();
     ++availability_asked;
     return present;
   }
@@ -40,9 +44,11 @@ class FakeVendorProvider : public detail::CandidateProvider {
     return names;
   }
   std::string why_cannot_run(const std::string& name, const DeviceInfo&, const Problem&) override {
+    load();
     return name == unavailable ? "not in this fake library" : "";
   }
   const detail::PreparedCandidate& prepare(const std::string&, const DeviceInfo&) override {
+    load();
     return prepared;
   }
   std::vector<std::string> names{"fakevendor_a1", "fakevendor_a2"};
@@ -52,8 +58,20 @@ class FakeVendorProvider : public detail::CandidateProvider {
   int listed = 0;
   std::string unavailable;
   FakePrepared prepared;
+  // True stands for a library still to load, as cuBLASLt is at the start of a process: until a
+  // thread that may wait has asked for it (and so loaded it), the calls that would load it refuse
+  // a thread that must not wait (no_wait.hpp).
+  bool must_load = false;
+  std::atomic<bool> loaded{false};
+  std::thread::id loaded_by;  // the thread that loaded it
 
  private:
+  void load() {
+    if (!must_load || loaded) return;
+    detail::refuse_wait("the fake vendor library to load");
+    loaded_by = std::this_thread::get_id();
+    loaded = true;
+  }
   std::string prefix_ = "fakevendor";
 };
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "cublas_provider.hpp"
 #include "cublaslt_provider.hpp"
@@ -172,6 +173,47 @@ TEST(Dispatcher, WithoutAVendorLibraryATuningIsStoredAsOwnKernelsOnly) {
   rig.store->add(stored_own_only(other, "tiled_t32_p0"));
   EXPECT_EQ(rig.autotune(other).source, ResultSource::cache);
   EXPECT_EQ(rig.tuner->tuned.size(), 1u);
+}
+
+// Under TunePolicy::background a caller never waits for a vendor library to load (no_wait.hpp):
+// a cached vendor winner runs as a fallback while the worker loads and prepares it, with no
+// tuning, and the calls after that run it. Once it is loaded, a shipped vendor winner is served
+// to a background caller at once.
+TEST(Dispatcher, UnderBackgroundTheWorkerLoadsTheLibraryOfACachedVendorWinner) {
+  VendorProviders vendors(true, true);
+  vendors.fake->must_load = true;
+  const Problem shipped = Problem::dense(640, 640, 640, 4);
+  Rig rig({stored(shipped, "fakevendor_a1", "preloaded")});
+  rig.store->add(stored(kShape, "fakevendor_a2"));
+  const Decision first = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_TRUE(first.fallback);
+  EXPECT_TRUE(first.queued);
+  EXPECT_EQ(first.prepared, nullptr);
+  EXPECT_EQ(kernel_of(first), variant_name(default_variant()));
+  rig.dispatcher->wait_for_background_tunings();
+  ASSERT_TRUE(vendors.fake->loaded);
+  EXPECT_NE(vendors.fake->loaded_by, std::this_thread::get_id());
+  const Decision later = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_FALSE(later.fallback);
+  EXPECT_EQ(later.prepared, &vendors.fake->prepared);
+  const Decision served = rig.gemm(shipped, TunePolicy::background);
+  EXPECT_FALSE(served.fallback);
+  EXPECT_EQ(served.prepared, &vendors.fake->prepared);
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+}
+
+// The same stored winner, for a caller that may wait (tune_on_miss): it loads the library itself
+// and runs the winner from its first call.
+TEST(Dispatcher, ACallerThatMayWaitLoadsTheLibraryOfACachedVendorWinnerItself) {
+  VendorProviders vendors(true, true);
+  vendors.fake->must_load = true;
+  Rig rig;
+  rig.store->add(stored(kShape, "fakevendor_a2"));
+  const Decision first = rig.gemm(kShape);
+  EXPECT_FALSE(first.fallback);
+  EXPECT_EQ(first.prepared, &vendors.fake->prepared);
+  EXPECT_EQ(vendors.fake->loaded_by, std::this_thread::get_id());
+  EXPECT_TRUE(rig.tuner->tuned.empty());
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "dispatcher.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "fallback_policy.hpp"
 #include "log.hpp"
+#include "no_wait.hpp"
 #include "provenance.hpp"
 #include "row_split.hpp"
 #include "tilemm/error.hpp"
@@ -97,9 +99,21 @@ Decision Dispatcher::resolve_with(const DeviceInfo& device, const Problem& probl
     decision = {&binaries_.load(device, default_variant()), false};
     steps.mark("kernel ready");
   } else {
-    const Found found = lookup(device, problem, call, options, &steps);
-    if (found.source == Source::memory) return *found.decision;
-    decision = binaries_.decision_for(device, found.result.winner);
+    // A background caller waits for no vendor library (no_wait.hpp): a stored winner whose
+    // provider has not loaded it or prepared it yet runs as a fallback until the worker has.
+    std::optional<detail::NoWaitScope> no_wait;
+    if (options.policy == TunePolicy::background) no_wait.emplace();
+    Found found;
+    try {
+      found = lookup(device, problem, call, options, &steps);
+      if (found.source == Source::memory) return *found.decision;
+      decision = binaries_.decision_for(device, found.result.winner);
+    } catch (const detail::WouldWait& wait) {
+      log(LogLevel::info, "shape " + describe(problem) + " runs its fallback until the background "
+                          "worker has made its stored winner ready: it needs " + wait.what());
+      found = *ask(Source::fallback, device, problem, call, options);
+      decision = binaries_.decision_for(device, found.result.winner);
+    }
     steps.mark("kernel ready");
     decision.fallback = found.source == Source::fallback;
     if (decision.fallback && options.policy == TunePolicy::background) {
