@@ -92,6 +92,10 @@ struct Settings {
   double limit_ms = 5.0;
   int calls_per_visit = 4;
   double idle_ms = 100.0;
+  // --again: the shapes of a run before with the same --seed and --cache, tuned now: a new
+  // process served from its cache, whose calls must not wait for what its winners need loaded.
+  bool again = false;
+  int again_rounds = 10;
 };
 
 int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
@@ -130,7 +134,11 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
     const auto call_start = Clock::now();
     const auto known = context.autotune(s.M, s.N, s.K, off);
     if (first_library_call_ms < 0) first_library_call_ms = ms_between(call_start, Clock::now());
-    if (known.source != tilemm::ResultSource::fallback)
+    if (settings.again && known.source != tilemm::ResultSource::cache)
+      return cli.failure("shape " + s.text() + " is not in the cache (" +
+                         tilemm::to_string(known.source) + "); --again calls the shapes of a run "
+                         "before with the same --seed and --cache");
+    if (!settings.again && known.source != tilemm::ResultSource::fallback)
       return cli.failure("shape " + s.text() + " is already tuned (" + tilemm::to_string(known.source) +
                          "); use another --seed or an empty --cache");
   }
@@ -146,7 +154,11 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
   const auto start = Clock::now();
   std::size_t tuned = 0;
   int rounds = 0;
-  while (tuned < shapes.size() && ms_between(start, Clock::now()) < settings.timeout_s * 1000.0) {
+  const auto more_rounds = [&] {
+    if (settings.again) return rounds < settings.again_rounds;
+    return tuned < shapes.size() && ms_between(start, Clock::now()) < settings.timeout_s * 1000.0;
+  };
+  while (more_rounds()) {
     ++rounds;
     for (Shape& s : shapes) {
       for (int i = 0; i < settings.calls_per_visit; ++i) {
@@ -233,8 +245,11 @@ int main(int argc, char** argv) {
                        "Host pause after each round of all shapes, the application's other work: "
                        "the device's idle time, when the worker can time (default: 100)")
       ->option_text("MS")->check(tilemm::tool::number_between(0, 60000));
+  cli.app().add_flag("--again", settings.again,
+                     "Call the shapes that a run before with the same --seed and --cache tuned, "
+                     "in a new process served from that cache, for 10 rounds");
   cli.set_usage("tilemm-background-bench [--random N] [--seed S] [--cache PATH] [--timeout S]\n"
-                "                        [--limit-ms MS] [--calls C] [--idle-ms MS]");
+                "                        [--limit-ms MS] [--calls C] [--idle-ms MS] [--again]");
   cli.set_footer(
       "Examples:\n"
       "  tilemm-background-bench --cache /tmp/bg.db --random 20 --seed 7\n"
@@ -244,5 +259,7 @@ int main(int argc, char** argv) {
       "\n" + tilemm::tool::exit_codes_help() + "\n");
   if (const auto done = cli.parse(argc, argv)) return *done;
   settings.seeded = seed->count() > 0;
+  if (settings.again && !settings.seeded)
+    return cli.usage_error("--again needs the --seed of the run before");
   return cli.run([&] { return run(settings, cli); });
 }
