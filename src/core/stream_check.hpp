@@ -16,7 +16,13 @@ namespace tilemm::detail {
 inline void check_stream(cudaStream_t stream, const DeviceInfo& device) {
   if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
   int owner = -1;
+  // In relaxed capture mode for this query: while a stream captures in global mode (this thread's
+  // or any other's), the runtime refuses cudaStreamGetDevice in the default mode and ends that
+  // capture with an error.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
   const cudaError_t status = cudaStreamGetDevice(stream, &owner);
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
   if (status != cudaSuccess) {
     (void)cudaGetLastError();  // not sticky: clear it, the caller gets the exception instead
     throw InvalidArgument("stream", std::string("is not a usable CUDA stream: ") +
