@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -287,6 +288,9 @@ struct Rig {
   int preloaded_reads = 0;  // how often the dispatcher asked for a preloaded entry with candidates
   int header_reads = 0;     // and for them without candidates
   int timed_reads = 0;      // and for them with their timed candidates only (the same here)
+  // The shapes (M) whose provider candidate the dispatcher ran once before a caller, and on which
+  // thread (Collaborators::warm_up).
+  std::vector<std::pair<std::int64_t, std::thread::id>> warm_ups;
   std::unique_ptr<Dispatcher> dispatcher;
 
   explicit Rig(std::vector<StoredEntry> shipped = {}, LeaseTimes lease = {}) : preloaded(std::move(shipped)) {
@@ -321,6 +325,9 @@ struct Rig {
     parts.preloaded_timed = [this]() -> const std::vector<StoredEntry>& {
       ++timed_reads;
       return preloaded;
+    };
+    parts.warm_up = [this](const DeviceInfo&, const Problem& p, const detail::PreparedCandidate&) {
+      warm_ups.emplace_back(p.M, std::this_thread::get_id());
     };
     parts.lease_owner = "host:1";
     parts.lease = lease;

@@ -193,12 +193,37 @@ TEST(Dispatcher, UnderBackgroundTheWorkerLoadsTheLibraryOfACachedVendorWinner) {
   rig.dispatcher->wait_for_background_tunings();
   ASSERT_TRUE(vendors.fake->loaded);
   EXPECT_NE(vendors.fake->loaded_by, std::this_thread::get_id());
+  // It ran once there too, so that its kernels are loaded before a caller launches it.
+  ASSERT_EQ(rig.warm_ups.size(), 1u);
+  EXPECT_EQ(rig.warm_ups[0].first, kShape.M);
+  EXPECT_EQ(rig.warm_ups[0].second, vendors.fake->loaded_by);
   const Decision later = rig.gemm(kShape, TunePolicy::background);
   EXPECT_FALSE(later.fallback);
   EXPECT_EQ(later.prepared, &vendors.fake->prepared);
   const Decision served = rig.gemm(shipped, TunePolicy::background);
   EXPECT_FALSE(served.fallback);
   EXPECT_EQ(served.prepared, &vendors.fake->prepared);
+  EXPECT_TRUE(rig.tuner->tuned.empty());
+  EXPECT_EQ(rig.warm_ups.size(), 1u);
+}
+
+// A vendor library loaded and the algorithm prepared by a caller that may wait, but never run
+// off the callers' threads: a background caller does not make the first launch either.
+TEST(Dispatcher, UnderBackgroundAVendorWinnerNotRunYetRunsOnTheWorkerFirst) {
+  VendorProviders vendors(true, true);
+  Rig rig;
+  rig.store->add(stored(kShape, "fakevendor_a2"));
+  vendors.fake->prepare("fakevendor_a2", device());
+  const Decision first = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_TRUE(first.fallback);
+  EXPECT_EQ(first.prepared, nullptr);
+  rig.dispatcher->wait_for_background_tunings();
+  ASSERT_EQ(rig.warm_ups.size(), 1u);
+  EXPECT_NE(rig.warm_ups[0].second, std::this_thread::get_id());
+  EXPECT_TRUE(vendors.fake->prepared.warmed());
+  const Decision later = rig.gemm(kShape, TunePolicy::background);
+  EXPECT_FALSE(later.fallback);
+  EXPECT_EQ(later.prepared, &vendors.fake->prepared);
   EXPECT_TRUE(rig.tuner->tuned.empty());
 }
 

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +31,15 @@ class PreparedCandidate {
   // run args.problem()), enqueued on `stream` without synchronizing. Throws tilemm::Error naming
   // the failed call.
   virtual void enqueue(const GemmArgs& args, cudaStream_t stream) const = 0;
+
+  // Whether it has run once in this process off the callers' threads: a vendor library's first
+  // launch loads its kernels, tens of milliseconds, which a background caller must not wait for
+  // (no_wait.hpp). The dispatcher's worker runs it once, then sets this.
+  bool warmed() const { return warmed_.load(std::memory_order_acquire); }
+  void set_warmed() const { warmed_.store(true, std::memory_order_release); }
+
+ private:
+  mutable std::atomic<bool> warmed_{false};
 };
 
 class CandidateProvider {

@@ -146,6 +146,12 @@ struct Collaborators {
   // nothing to do.
   std::function<void(int ordinal)> enter_device;
   std::function<void()> drain_device;
+  // Runs a provider's prepared candidate once on `problem`'s shape with buffers of its own, on a
+  // stream of its own, and waits for it: the vendor library's first launch loads its kernels
+  // there, not in a caller's gemm() (PreparedCandidate::warmed). Empty (fakes): nothing to run.
+  std::function<void(const DeviceInfo& device, const Problem& problem,
+                     const detail::PreparedCandidate& candidate)>
+      warm_up;
 };
 
 }  // namespace tilemm::dispatch

@@ -100,7 +100,8 @@ Decision Dispatcher::resolve_with(const DeviceInfo& device, const Problem& probl
     steps.mark("kernel ready");
   } else {
     // A background caller waits for no vendor library (no_wait.hpp): a stored winner whose
-    // provider has not loaded it or prepared it yet runs as a fallback until the worker has.
+    // provider has not loaded, prepared or first run it yet runs as a fallback until the worker
+    // has (ready()).
     std::optional<detail::NoWaitScope> no_wait;
     if (options.policy == TunePolicy::background) no_wait.emplace();
     Found found;
@@ -108,6 +109,8 @@ Decision Dispatcher::resolve_with(const DeviceInfo& device, const Problem& probl
       found = lookup(device, problem, call, options, &steps);
       if (found.source == Source::memory) return *found.decision;
       decision = binaries_.decision_for(device, found.result.winner);
+      if (decision.prepared != nullptr && !decision.prepared->warmed())
+        detail::refuse_wait(found.result.winner + "'s first run");
     } catch (const detail::WouldWait& wait) {
       log(LogLevel::info, "shape " + describe(problem) + " runs its fallback until the background "
                           "worker has made its stored winner ready: it needs " + wait.what());
@@ -161,6 +164,10 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
                            const Found& found, const Options& options,
                            const detail::TuneHooks* hooks) {
   Decision decision = binaries_.decision_for(device, found.result.winner);
+  if (decision.prepared != nullptr && !decision.prepared->warmed()) {
+    if (parts_.warm_up) parts_.warm_up(device, problem, *decision.prepared);
+    decision.prepared->set_warmed();
+  }
   // Like resolve(): a fallback is tried again when a later call may tune.
   decision.fallback = found.source == Source::fallback;
   if (decision.fallback && options.policy == TunePolicy::background) {

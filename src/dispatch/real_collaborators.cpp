@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "candidate_warm_up.hpp"
 #include "compiled_variants.hpp"
 #include "cuda_check.hpp"
 #include "gpu_bench.hpp"
@@ -200,6 +201,7 @@ Collaborators real_collaborators(std::function<std::string()> cache_path,
     detail::warm_up_nvrtc(query_device(ordinal).arch());
   };
   parts.drain_device = [] { TILEMM_CUDA(cudaDeviceSynchronize()); };
+  parts.warm_up = detail::warm_up_candidate;
   return parts;
 }
 
