@@ -7,7 +7,8 @@
 //    loop are 128-bit shared loads (LDS.128) of contiguous floats;
 //  - two shared-memory stages with register-staged prefetch: the next K tile's global loads are in
 //    flight while the current one is multiplied, and there is one barrier per K tile;
-//  - 128-bit global loads and stores (VEC == 4) for problems of alignment class 4.
+//  - 128-bit global loads and stores (VEC == 4) for problems of alignment class 4; scalar stores
+//    (VEC == 1) are staged through shared memory so that each writes 32 floats of one row.
 // Expected to win (the tuner measures it) once M x N gives every SM at least one block, roughly
 // M*N >= SMs*BM*BN: the small tiles serve N ~ 1000, the large ones N >= 2048 (docs/kernels.md). No
 // block swizzle: one wave of blocks streams B from HBM in a small fraction of the time its FMAs
@@ -30,8 +31,8 @@
 //
 // ALIGNED_COPIES = 1 makes the `padded` family's kernel: A and B are copies whose rows start
 // 16-byte aligned, made by <name>_copy of this module, so the loads are float4 (VEC = 4) whatever
-// the caller's alignment, while C is the caller's own and is written with scalar stores. Copying
-// C as well would cost two more passes over M x N for stores that are a few per cent of the time.
+// the caller's alignment, while C is the caller's own and is written with scalar stores, staged
+// through shared memory as VEC = 1's are. Copying C as well would cost two more passes over M x N.
 //
 // Edge tiles load zeros out of range and guard their stores, so every M, N, K >= 0 and every
 // leading dimension >= the row length is correct. A float4 that would cross the edge of the
@@ -231,8 +232,10 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
 
   const int warp = tid / 32;
   const int lane = tid % 32;
-  const int frag_m = (warp / (BN / WN)) * WM + (lane / kLanesN) * TM;
-  const int frag_n = (warp % (BN / WN)) * WN + (lane % kLanesN) * TN;
+  const int warp_m0 = (warp / (BN / WN)) * WM;  // this warp's tile within the block's
+  const int warp_n0 = (warp % (BN / WN)) * WN;
+  const int frag_m = warp_m0 + (lane / kLanesN) * TM;
+  const int frag_n = warp_n0 + (lane % kLanesN) * TN;
 
   const int a_row = tid / kAVecsPerRow;
   const int a_col = (tid % kAVecsPerRow) * VEC;
@@ -422,6 +425,43 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
   }
   cluster_barrier();  // no block exits, freeing its partial, while another may still read it
 #else
+  // Scalar stores of C (VEC 1, and the padded family's caller-owned C) go through shared memory:
+  // stored straight from the accumulators, each store instruction of a warp would write TN rows
+  // of 32/TN runs, TN floats apart, so every 32-byte sector it touches is written TN times over.
+  // Staged, a warp leaves one (i, r, j) slice of its tile, TN rows of 32 columns, in its own
+  // scratch rows, and each store instruction then writes 32 consecutive floats of one row.
+  constexpr bool kStagedStores = VEC == 1 || ALIGNED_COPIES;
+  if constexpr (kStagedStores) {
+    static_assert(NTHREADS / 32 * TN * 32 <= 2 * (kAStage + kBStage),
+                  "every warp's scratch rows (TN x 32 floats) fit in the stage buffers");
+    __syncthreads();  // every warp is done reading the last stage
+    float* const scratch = reinterpret_cast<float*>(smem4) + warp * (TN * 32);
+    float* const lane_slot = scratch + (lane / kLanesN) * 32 + (lane % kLanesN) * TN;
+#pragma unroll
+    for (int i = 0; i < kIterM; ++i)
+#pragma unroll
+      for (int r = 0; r < TM; ++r)
+#pragma unroll
+        for (int j = 0; j < kIterN; ++j) {
+#pragma unroll
+          for (int q = 0; q < TN; q += 4) {
+            const float* v = &acc[i * TM + r][j * TN + q];
+            *reinterpret_cast<float4*>(lane_slot + q) = make_float4(v[0], v[1], v[2], v[3]);
+          }
+          __syncwarp();
+          const int col = warp_n0 + j * kSubN + lane;
+#pragma unroll
+          for (int lr = 0; lr < kLanesM; ++lr) {
+            const int row = warp_m0 + i * kSubM + lr * TM + r;
+            if (row < rem_m && col < rem_n) {
+              float* c = C + static_cast<long long>(m0 + row) * ldc + n0 + col;
+              *c = scale(alpha, scratch[lr * 32 + lane], beta, c);
+            }
+          }
+          __syncwarp();  // the scratch rows are read before the next slice overwrites them
+        }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kIterM; ++i)
 #pragma unroll
@@ -436,7 +476,7 @@ TILEMM_KERNEL_NAME(int M, int N, int K, float alpha, const float* __restrict__ A
           const int col = frag_n + j * kSubN + q;
           const float* v = &acc[i * TM + r][j * TN + q];
           float* c = c_row + col;
-          if (VEC == 4 && !ALIGNED_COPIES && col + 4 <= rem_n) {
+          if (VEC == 4 && col + 4 <= rem_n) {
             store_scaled4(c, alpha, make_float4(v[0], v[1], v[2], v[3]), beta);
           } else {
 #pragma unroll
