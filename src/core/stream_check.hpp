@@ -16,20 +16,16 @@ namespace tilemm::detail {
 inline void check_stream(cudaStream_t stream, const DeviceInfo& device) {
   if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
   // A stream capturing a graph keeps its device unchecked: the runtime refuses cudaStreamGetDevice
-  // on it in every capture mode, and ends the capture with an error. A failed query leaves the
-  // verdict to cudaStreamGetDevice, which names the error.
+  // on it in every capture mode, and ends the capture with an error (on a stream that does not
+  // capture, it answers during another's global capture). A failed query leaves the verdict to
+  // cudaStreamGetDevice, which names the error.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess)
     (void)cudaGetLastError();
   else if (capture != cudaStreamCaptureStatusNone)
     return;
   int owner = -1;
-  // In relaxed capture mode for the query: while another thread captures in global mode, the
-  // default mode refuses it and ends that capture.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
   const cudaError_t status = cudaStreamGetDevice(stream, &owner);
-  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
   if (status != cudaSuccess) {
     (void)cudaGetLastError();  // not sticky: clear it, the caller gets the exception instead
     throw InvalidArgument("stream", std::string("is not a usable CUDA stream: ") +
