@@ -10,8 +10,8 @@
 namespace tilemm::detail {
 
 // Runs `candidate` once on `problem`'s shape and leading dimensions, with zeroed buffers of its
-// own on a stream of its own, on `device` (the current device), and waits for it; frees what it made. Throws
-// tilemm::Error naming the failed call.
+// own on a stream of its own, on `device` (the current device), and waits for it; frees what it
+// made. Throws tilemm::Error naming the failed call.
 void warm_up_candidate(const DeviceInfo& device, const Problem& problem,
                        const PreparedCandidate& candidate);
 
