@@ -241,5 +241,22 @@ TEST(Dispatcher, ACallerThatMayWaitLoadsTheLibraryOfACachedVendorWinnerItself) {
   EXPECT_TRUE(rig.tuner->tuned.empty());
 }
 
+// A plan's part whose winner is a vendor candidate runs once when the plan is made ready, as a
+// shape's own winner does: the plan's callers run its parts from the memo.
+TEST(Dispatcher, APlansVendorPartRunsOnceWhenThePlanIsMadeReady) {
+  VendorProviders vendors(true, true);
+  const Problem planned = Problem::dense(1100, 260, 300, 4);
+  Rig rig;
+  rig.tuner->winners[1100] = "rowsplit_h1024";
+  rig.tuner->part_winners = {{1024, "fakevendor_a1"}, {76, "tiled_t8_p0"}};
+  EXPECT_EQ(rig.autotune(planned).winner, "rowsplit_h1024");
+  ASSERT_EQ(rig.warm_ups.size(), 1u);
+  EXPECT_EQ(rig.warm_ups[0].first, 1024);
+  EXPECT_TRUE(vendors.fake->prepared.warmed());
+  const auto part = rig.dispatcher->find(key_of(0, detail::rows_of(planned, 1024)));
+  ASSERT_TRUE(part.has_value());
+  EXPECT_EQ(part->prepared, &vendors.fake->prepared);
+}
+
 }  // namespace
 }  // namespace tilemm::dispatch

@@ -164,10 +164,7 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
                            const Found& found, const Options& options,
                            const detail::TuneHooks* hooks) {
   Decision decision = binaries_.decision_for(device, found.result.winner);
-  if (decision.prepared != nullptr && !decision.prepared->warmed()) {
-    if (parts_.warm_up) parts_.warm_up(device, problem, *decision.prepared);
-    decision.prepared->set_warmed();
-  }
+  run_first_launch(device, problem, decision);
   // Like resolve(): a fallback is tried again when a later call may tune.
   decision.fallback = found.source == Source::fallback;
   if (decision.fallback && options.policy == TunePolicy::background) {
@@ -178,12 +175,20 @@ Decision Dispatcher::ready(const DeviceInfo& device, const Problem& problem, con
     Options parts = options;
     parts.force = false;
     for (const Problem& part : detail::row_split_parts(problem, decision.split_rows)) {
-      if (const auto known = find(key_of(device.ordinal, part));
-          !known || resolves_again(*known, parts.policy))
-        resolve_with(device, part, key_of(device.ordinal, part), parts, hooks);
+      auto known = find(key_of(device.ordinal, part));
+      if (!known || resolves_again(*known, parts.policy))
+        known = resolve_with(device, part, key_of(device.ordinal, part), parts, hooks);
+      run_first_launch(device, part, *known);
     }
   }
   return decision;
+}
+
+void Dispatcher::run_first_launch(const DeviceInfo& device, const Problem& problem,
+                                  const Decision& decision) {
+  if (decision.prepared == nullptr || decision.prepared->warmed()) return;
+  if (parts_.warm_up) parts_.warm_up(device, problem, *decision.prepared);
+  decision.prepared->set_warmed();
 }
 
 Dispatcher::Found Dispatcher::lookup(const DeviceInfo& device, const Problem& problem,

@@ -93,6 +93,9 @@ class Dispatcher {
   // `hooks`) made ready, a background policy's fallback queued.
   Decision ready(const DeviceInfo& device, const Problem& problem, const ShapeKey& key,
                  const Found& found, const Options& options, const detail::TuneHooks* hooks);
+  // Runs a provider's candidate that `decision` names once, if it has not run yet
+  // (PreparedCandidate::warmed), so that a background caller never makes its first launch.
+  void run_first_launch(const DeviceInfo& device, const Problem& problem, const Decision& decision);
   // The hooks of the tunings this dispatcher's callers start (Collaborators::hooks), or null.
   const detail::TuneHooks* caller_hooks() const { return parts_.hooks.empty() ? nullptr : &parts_.hooks; }
 
