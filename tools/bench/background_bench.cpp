@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "provenance.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
 #include "tuning_store.hpp"
@@ -128,15 +129,18 @@ int run(const Settings& settings, const tilemm::tool::ToolCli& cli) {
   off.policy = tilemm::TunePolicy::off;
   const tilemm::DeviceInfo& device = tilemm::current_device();
   tilemm::cache::TuningStore store(context.cache_path());
-  // A shape's entry in the cache, from either candidate set, read without the library: the
-  // bench's own thread loads no vendor library that a call would otherwise wait for.
+  // A shape's entry in the cache, from either candidate set in the order a lookup asks them: the
+  // bench's own thread asks no provider, so it loads no vendor library that a call would
+  // otherwise wait for.
   const auto stored_entry = [&](const Shape& s) {
-    const tilemm::Problem problem = tilemm::Problem::dense(s.M, s.N, s.K);
-    auto entry = store.find(device.model_key(), s.M, s.N, s.K, tilemm::problem_class(problem),
-                            tilemm::Precision::highest, tilemm::cache::CandidateSet::with_vendor);
-    if (!entry)
+    tilemm::Problem problem = tilemm::Problem::dense(s.M, s.N, s.K);
+    problem.vendor = tilemm::Options::vendor_from_environment();
+    std::optional<tilemm::cache::StoredEntry> entry;
+    for (const tilemm::cache::CandidateSet set : tilemm::dispatch::sets_serving(problem)) {
       entry = store.find(device.model_key(), s.M, s.N, s.K, tilemm::problem_class(problem),
-                         tilemm::Precision::highest, tilemm::cache::CandidateSet::own_only);
+                         tilemm::Precision::highest, set);
+      if (entry) break;
+    }
     return entry;
   };
   // The first library call of the process, with the context made: it opens the cache (and checks
