@@ -62,6 +62,23 @@ TEST(TuneCliGpu, TunesShapesPrintsJsonAndServesTheSecondRunFromTheCache) {
   EXPECT_NE(bad_device.text.find("--device 99 does not exist"), std::string::npos) << bad_device.text;
 }
 
+// --no-vendor reaches the worker processes and the lookup of what they stored: the table holds
+// own kernels only, and the result is the worker's, not a second tuning with vendor candidates.
+TEST(TuneCliGpu, NoVendorTunesAndReportsOwnKernelsOnly) {
+  TILEMM_REQUIRE_DEVICE();
+  tilemm::testing::TempDir dir;
+  const Output out = run("--cache " + dir.file("cli.db") + " --shapes 2928x408x104 --no-vendor --json");
+  ASSERT_EQ(out.code, 0) << out.text;
+  const auto doc = nlohmann::json::parse(out.text);
+  ASSERT_EQ(doc["devices"][0]["results"].size(), 1u);
+  const auto& r = doc["devices"][0]["results"][0];
+  EXPECT_EQ(r["source"], "tuned");
+  ASSERT_FALSE(r["candidates"].empty());
+  for (const auto& c : r["candidates"])
+    EXPECT_NE(c["variant"].get<std::string>().rfind("cublas", 0), 0u) << c["variant"];
+  EXPECT_NE(r["winner"].get<std::string>().rfind("cublas", 0), 0u) << r["winner"];
+}
+
 // TILEMM_TUNE governs gemm()'s implicit tuning; tilemm-tune is a request to tune under any value.
 TEST(TuneCliGpu, TunesWhateverTilemmTuneSays) {
   TILEMM_REQUIRE_DEVICE();

@@ -162,11 +162,17 @@ DeviceRun tune_on_device(int ordinal, const std::vector<Shape>& shapes, const Se
         run.errors.push_back(text + ": " + outcome.error);
         continue;
       }
-      Options lookup;  // served from the cache the worker filled: compiles and tunes nothing
-      lookup.precision = search.precision;
-      lookup.policy = TunePolicy::tune_on_miss;
-      lookup.remote_cache = search.remote_cache;
+      // Served from the cache the worker filled, under the worker's precision and candidate set
+      // (own kernels only under --no-vendor: a lookup with vendor candidates would miss that
+      // entry). Under TunePolicy::off a miss compiles and tunes nothing in this process.
+      Options lookup = search.options();
+      lookup.policy = TunePolicy::off;
+      lookup.force = false;
       AutotuneResult r = autotune(m, n, k, lookup);
+      if (r.source == ResultSource::fallback) {
+        run.errors.push_back(text + ": the worker finished, but its result is not in the cache");
+        continue;
+      }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (tuned_now) {
