@@ -12,6 +12,7 @@
 #include "gpu_bench.hpp"
 #include "row_split.hpp"
 #include "row_split_candidates.hpp"
+#include "split_k_worth.hpp"
 #include "tuner.hpp"
 
 namespace tilemm::tuner {
@@ -209,6 +210,28 @@ TEST(TunerSelection, SplitKIsTriedOnlyWhereTheUnsplitGridLeavesSmsIdleUnderABudg
   EXPECT_EQ(find(big, tile64).status, CandidateStatus::pruned);
   EXPECT_NE(find(big, tile64).reason.find("1024 tiles already give"), std::string::npos)
       << find(big, tile64).reason;
+  // 576 x 1024 x 512: 9 x 16 = 144 tiles for 132 SMs, a second wave of 12 blocks that a split
+  // fills again: both splits tried.
+  compiled.clear();
+  tune(testing::synthetic_h200(), Problem::dense(576, 1024, 512, 4), bench, s);
+  EXPECT_EQ(compiled.size(), 3u);
+}
+
+TEST(TunerSelection, SplitKIsPrunedOnlyWhereTheUnsplitWavesAreNearlyFull) {
+  EXPECT_DOUBLE_EQ(detail::wave_fill(132, 132), 1.0);
+  EXPECT_DOUBLE_EQ(detail::wave_fill(133, 132), 133.0 / 264.0);
+  EXPECT_DOUBLE_EQ(detail::wave_fill(66, 132), 0.5);
+  EXPECT_EQ(detail::wave_fill(0, 132), 0.0);
+  EXPECT_EQ(detail::wave_fill(10, 0), 0.0);
+  EXPECT_TRUE(detail::unsplit_grid_fills_the_sms(131, 132).empty());  // an SM without a block
+  EXPECT_TRUE(detail::unsplit_grid_fills_the_sms(136, 132).empty());  // second wave 3% full
+  EXPECT_TRUE(detail::unsplit_grid_fills_the_sms(322, 132).empty());  // 3 waves, 81% full
+  EXPECT_TRUE(detail::unsplit_grid_fills_the_sms(500, 0).empty());    // SM count unknown
+  EXPECT_EQ(detail::unsplit_grid_fills_the_sms(132, 132),
+            "its 132 tiles already give each of the 132 SMs a block, in waves 100% full, "
+            "without splitting K");
+  EXPECT_NE(detail::unsplit_grid_fills_the_sms(1875, 132).find("in waves 94% full"),
+            std::string::npos);  // 15 waves, the last 27% full
 }
 
 TEST(TunerSelection, AlignedCopiesAreTriedOnlyForUnalignedProblemsUnderABudget) {

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "split_k_worth.hpp"
+
 namespace tilemm::detail {
 
 WarptileTiles::WarptileTiles(const Variant& v)
@@ -99,10 +101,9 @@ std::string split_k_pruning_hint(const Variant& v, const DeviceInfo& device, con
   constexpr std::int64_t kMinKPerSlice = 16;
   const int splits = k_slices(v);
   const LaunchGeometry g = warptile_geometry(v, p);
-  const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
-  if (device.sm_count > 0 && tiles >= static_cast<std::uint64_t>(device.sm_count))
-    return "its " + std::to_string(tiles) + " tiles already give each of the " +
-           std::to_string(device.sm_count) + " SMs a block without splitting K";
+  if (std::string filled = unsplit_grid_fills_the_sms(g.grid_x64 * g.grid_y64, device.sm_count);
+      !filled.empty())
+    return filled;
   if (p.K / splits < kMinKPerSlice)
     return "K = " + std::to_string(p.K) + " in " + std::to_string(splits) +
            " slices leaves under " + std::to_string(kMinKPerSlice) + " per slice";

@@ -9,6 +9,7 @@
 
 #include "family_launch.hpp"
 #include "family_registry.hpp"
+#include "split_k_worth.hpp"
 
 namespace tilemm::detail {
 namespace {
@@ -71,14 +72,13 @@ void enqueue_slices_then_reduce(const LaunchRequest& r) {
   launch_kernel(r.kernels.extra_kernel("_reduce"), g, params, r.stream);
 }
 
-// The family is for outputs too small to fill the machine; where its tiles alone give every SM a
-// block, or K fits in one slice, a family without the workspace's second pass does better.
+// The family is for outputs too small to fill the machine; where its tiles alone keep every SM
+// busy, or K fits in one slice, a family without the workspace's second pass does better.
 std::string kslice_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
   const LaunchGeometry g = kslice_geometry(v, p);
-  const std::uint64_t tiles = g.grid_x64 * g.grid_y64;
-  if (device.sm_count > 0 && tiles >= static_cast<std::uint64_t>(device.sm_count))
-    return "its " + std::to_string(tiles) + " tiles already give each of the " +
-           std::to_string(device.sm_count) + " SMs a block without splitting K";
+  if (std::string filled = unsplit_grid_fills_the_sms(g.grid_x64 * g.grid_y64, device.sm_count);
+      !filled.empty())
+    return filled;
   if (g.grid_z64 < 2) return "K = " + std::to_string(p.K) + " fits in one slice";
   return {};
 }
