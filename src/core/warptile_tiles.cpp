@@ -95,9 +95,8 @@ std::string check_split(const Variant& v) {
 }
 
 std::string split_k_pruning_hint(const Variant& v, const DeviceInfo& device, const Problem& p) {
-  // Below one K tile (BK is at most 16) per slice, a slice has nothing of its own to multiply. The
-  // rule once asked for 64, and the exhaustive search found 4- and 8-way splits of K = 255 that
-  // beat every candidate it kept.
+  // Below one K tile (BK is at most 16) per slice, a slice has nothing of its own to multiply;
+  // above it, even short slices can win (4- and 8-way splits of K = 255).
   constexpr std::int64_t kMinKPerSlice = 16;
   const int splits = k_slices(v);
   const LaunchGeometry g = warptile_geometry(v, p);
