@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "provenance.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tool_conventions.hpp"
@@ -32,10 +33,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using tilemm::bench::cuda;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "launch_timer.hpp"
 #include "round_orders.hpp"
 #include "tilemm/tilemm.hpp"
@@ -73,10 +74,6 @@ inline void require_runs(const tilemm::Variant& v, const tilemm::Problem& proble
     throw tilemm::InvalidArgument(option, tilemm::variant_name(v) + " cannot run " +
                                               std::to_string(problem.M) + "x" + std::to_string(problem.N) +
                                               "x" + std::to_string(problem.K) + ": " + verdict.reason);
-}
-
-inline void cuda(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
 }
 
 struct Set {

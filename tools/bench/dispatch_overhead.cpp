@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "kernel_library.hpp"
 #include "launch.hpp"
 #include "row_split.hpp"
@@ -32,10 +33,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using tilemm::bench::cuda;
 
 struct Buffers {
   float *A = nullptr, *B = nullptr, *C = nullptr;

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "launch_timer.hpp"
 #include "tilemm/tilemm.hpp"
 #include "timing_method.hpp"
@@ -44,10 +45,7 @@ using tilemm::GemmArgs;
 using tilemm::Options;
 using tilemm::Problem;
 
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using tilemm::bench::cuda;
 
 struct Shape {
   std::int64_t M, N, K;
