@@ -13,11 +13,14 @@
 #include <thread>
 
 #include "candidate_provider.hpp"
+#include "candidate_warm_up.hpp"
 #include "cublas_library.hpp"
 #include "cublas_provider.hpp"
 #include "cublaslt_library.hpp"
 #include "gemm_check.hpp"
+#include "gpu_bench.hpp"
 #include "gpu_test_support.hpp"
+#include "internal_stream.hpp"
 #include "temp_dir.hpp"
 #include "tilemm/tilemm.hpp"
 #include "tuned_here_entry.hpp"
@@ -225,6 +228,41 @@ TEST_F(CublasWorkspaces, AStreamAfterADestroyedOneKeepsItsOwn) {
   EXPECT_EQ(wrong(*first), 0) << name_ << " on the destroyed stream";
   EXPECT_EQ(wrong(*second), 0) << name_ << " on the stream created after it";
   EXPECT_EQ(kept(), std::min(before + 2, detail::kCublasKeptWorkspaces));
+}
+
+// A process that tunes shape after shape times the cuBLAS candidate on each tuning's bench stream,
+// and runs each cached cuBLAS winner once on a stream of its own before a caller does: those are
+// tilemm's streams (internal_stream.hpp), taken again from one tuning to the next, so they keep
+// one workspace however many shapes there are, and the application's streams keep theirs.
+TEST_F(CublasWorkspaces, TuningShapeAfterShapeLeavesTheKeptWorkspacesToTheApplication) {
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  const std::size_t before = kept();
+  const int streams_before = detail::internal_streams_made(current_device().ordinal);
+  // ctest runs each test in a process of its own; run with others, the slots may be spent.
+  if (before + 2 > detail::kCublasKeptWorkspaces) GTEST_SKIP() << before << " workspaces kept already";
+  const tuner::CandidateBench::Launcher launch = [this](const GemmArgs& args, cudaStream_t stream) {
+    sgemm_->enqueue(args, stream);
+  };
+  for (std::size_t i = 0; i < detail::kCublasKeptWorkspaces + 2; ++i) {
+    const Problem shape = Problem::dense(M, N + static_cast<std::int64_t>(i), K);
+    tuner::GpuBench bench(current_device(), shape);
+    const tuner::CheckResult verified = bench.verify_prepared(name_, launch);
+    EXPECT_EQ(verified.status, CandidateStatus::ok) << shape.N << ": " << verified.reason;
+    detail::warm_up_candidate(current_device(), shape, *sgemm_);
+  }
+  // The bench's stream and the warm-up's, each made once.
+  EXPECT_EQ(detail::internal_streams_made(current_device().ordinal), streams_before + 2);
+  const std::size_t after_tuning = kept();
+  EXPECT_LE(after_tuning, before + 2);
+  // An application's new stream still keeps one.
+  const auto call = problem();
+  cudaStream_t stream = nullptr;
+  testing::cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  enqueue(*call, stream);
+  testing::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  EXPECT_EQ(wrong(*call), 0) << name_ << " on the application's stream";
+  EXPECT_EQ(kept(), after_tuning + 1) << "the application's stream keeps no workspace";
+  testing::cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
 // A call captured into a CUDA graph (global mode, the strictest): a capturing stream's id cannot

@@ -72,7 +72,8 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
     : device_(device),
       problem_(problem),
       plan_(plan),
-      input_mode_(tuner::input_mode(problem, device.l2_bytes)) {
+      input_mode_(tuner::input_mode(problem, device.l2_bytes)),
+      stream_(device.ordinal) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();
   // Measuring a step means waiting for it, which would keep the reference from overlapping the
@@ -89,9 +90,6 @@ GpuBench::GpuBench(const DeviceInfo& device, const Problem& problem, const Timin
   const std::size_t set_bytes = (a_count + b_count + c_count) * sizeof(float);
   const std::size_t sets = input_set_count(problem, device.l2_bytes);
 
-  cudaStream_t stream = nullptr;
-  TILEMM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  stream_.reset(stream);
   inputs_ = allocate_sets(sets);
   const std::size_t mn = static_cast<std::size_t>(problem.M * problem.N);
   reference_ = allocate(mn);

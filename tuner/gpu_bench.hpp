@@ -10,10 +10,10 @@
 
 #include <functional>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 #include "candidate_bench.hpp"
+#include "internal_stream.hpp"
 #include "launch.hpp"
 #include "launch_timer.hpp"
 #include "timing_method.hpp"
@@ -100,10 +100,6 @@ class GpuBench : public CandidateBench {
   void set_sample_gate(SampleGate gate) { gate_ = std::move(gate); }
 
  private:
-  struct StreamDestroyer {
-    void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
-  };
-  using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
   // Device memory taken on the bench's stream, given back on it when the bench goes.
   using Buffer = std::unique_ptr<detail::StreamWorkspace>;
   // One set of a problem's A, B and C: views into an InputSets' buffers.
@@ -133,7 +129,9 @@ class GpuBench : public CandidateBench {
   Problem problem_;
   TimingPlan plan_;
   InputMode input_mode_;
-  Stream stream_;  // before the buffers: they are freed on it, so it must outlive them
+  // One of tilemm's own streams (internal_stream.hpp), before the buffers: they are freed on it,
+  // so it must outlive them.
+  detail::InternalStream stream_;
   InputSets inputs_;
   InputSets rotated_;  // for a same-buffers problem's finalists (sets_for)
   Buffer reference_;  // the naive arithmetic's C on set 0, M x N (leading dimension N)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "internal_stream.hpp"
 #include "tilemm/error.hpp"
 
 namespace tilemm::detail {
@@ -16,10 +17,6 @@ struct FreeDevice {
   void operator()(float* p) const { (void)cudaFree(p); }
 };
 using DeviceFloats = std::unique_ptr<float, FreeDevice>;
-
-struct DestroyStream {
-  void operator()(CUstream_st* s) const { (void)cudaStreamDestroy(s); }
-};
 
 // `rows` rows of `ld` floats, zeroed, and a few floats more: the pointer handed on is moved by
 // the problem's alignment class so that it is aligned as the problem's were.
@@ -42,13 +39,10 @@ void warm_up_candidate(const DeviceInfo& device, const Problem& problem,
     throw Error(ErrorKind::internal, "tilemm: a candidate's warm-up run on device " +
                                          std::to_string(device.ordinal) + " while device " +
                                          std::to_string(current) + " is current");
-  cudaStream_t made = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking),
-             "cudaStreamCreateWithFlags of the warm-up stream");
-  const std::unique_ptr<CUstream_st, DestroyStream> stream(made);
-  const DeviceFloats A = zeroed(problem.M, problem.lda, made);
-  const DeviceFloats B = zeroed(problem.K, problem.ldb, made);
-  const DeviceFloats C = zeroed(problem.M, problem.ldc, made);
+  const InternalStream stream(device.ordinal);
+  const DeviceFloats A = zeroed(problem.M, problem.lda, stream.get());
+  const DeviceFloats B = zeroed(problem.K, problem.ldb, stream.get());
+  const DeviceFloats C = zeroed(problem.M, problem.ldc, stream.get());
   // Pointers aligned to exactly the problem's class (cudaMalloc's are 256-byte aligned).
   const std::int64_t shift = problem.alignment < 4 ? problem.alignment : 0;
   GemmArgs args;
@@ -61,8 +55,9 @@ void warm_up_candidate(const DeviceInfo& device, const Problem& problem,
   args.ldb = problem.ldb;
   args.C = C.get() + shift;
   args.ldc = problem.ldc;
-  candidate.enqueue(args, made);
-  check_cuda(cudaStreamSynchronize(made), "cudaStreamSynchronize after a candidate's warm-up run");
+  candidate.enqueue(args, stream.get());
+  check_cuda(cudaStreamSynchronize(stream.get()),
+             "cudaStreamSynchronize after a candidate's warm-up run");
 }
 
 }  // namespace tilemm::detail
