@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "fake_bench.hpp"
+#include "family_registry.hpp"
 #include "synthetic_device.hpp"
 #include "tilemm/error.hpp"
 #include "gpu_bench.hpp"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -44,10 +43,8 @@ std::string part_winner(const DeviceInfo& device, const Problem& problem, std::i
 // - blocks) / (waves x SMs), none for persistent blocks that fill the SMs. What a row-split plan
 // can win back at most.
 double idle_in_last_wave(const Variant& v, const Problem& problem, int sm_count) {
-  const double blocks = double(detail::launched_blocks(v, problem, sm_count));
-  const double sms = std::max(1, sm_count);
-  const double slots = std::ceil(blocks / sms) * sms;
-  return slots > 0 ? (slots - blocks) / slots : 0.0;
+  const std::uint64_t blocks = detail::launched_blocks(v, problem, sm_count);
+  return blocks == 0 ? 0.0 : 1.0 - detail::wave_fill(blocks, std::max(1, sm_count));
 }
 
 // Under a budget, plans are tried only where the winner's last wave leaves enough of the SMs idle

@@ -111,6 +111,13 @@ std::uint64_t launched_blocks(const Variant& v, const Problem& problem, int sm_c
                                         : grid_blocks(v, problem);
 }
 
+double wave_fill(std::uint64_t blocks, int sm_count) {
+  if (blocks == 0 || sm_count <= 0) return 0.0;
+  const auto sms = static_cast<std::uint64_t>(sm_count);
+  const std::uint64_t waves = (blocks + sms - 1) / sms;
+  return double(blocks) / (double(waves) * double(sms));
+}
+
 std::vector<std::string> compile_definitions(const Variant& v) {
   const Family& f = find_family(v.family);
   std::vector<std::string> defs;

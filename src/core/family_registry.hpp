@@ -97,6 +97,11 @@ std::uint64_t grid_blocks(const Variant& v, const Problem& problem);
 // its last wave leaves idle.
 std::uint64_t launched_blocks(const Variant& v, const Problem& problem, int sm_count);
 
+// The share of the SMs' block slots that `blocks` blocks fill over the waves they take on
+// `sm_count` SMs, one block per SM a wave: 1 where the last wave is full; 0 for no blocks or an
+// unknown SM count (0).
+double wave_fill(std::uint64_t blocks, int sm_count);
+
 // The -D options that specialize the family's template into `v`: the kernel symbol, one per
 // parameter, then the family's extra_definitions.
 std::vector<std::string> compile_definitions(const Variant& v);

@@ -2,14 +2,9 @@
 
 #include <cmath>
 
-namespace tilemm::detail {
+#include "family_registry.hpp"
 
-double wave_fill(std::uint64_t tiles, int sm_count) {
-  if (tiles == 0 || sm_count <= 0) return 0.0;
-  const auto sms = static_cast<std::uint64_t>(sm_count);
-  const std::uint64_t waves = (tiles + sms - 1) / sms;
-  return double(tiles) / (double(waves) * double(sms));
-}
+namespace tilemm::detail {
 
 std::string unsplit_grid_fills_the_sms(std::uint64_t tiles, int sm_count) {
   if (sm_count <= 0 || tiles < static_cast<std::uint64_t>(sm_count)) return {};

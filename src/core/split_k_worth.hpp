@@ -7,13 +7,9 @@
 
 namespace tilemm::detail {
 
-// The share of the SMs' block slots that `tiles` blocks fill over the waves they take on
-// `sm_count` SMs, one block per SM a wave: 1 where the last wave is full.
-double wave_fill(std::uint64_t tiles, int sm_count);
-
 // A split's blocks fill the waves again where the unsplit grid's last wave leaves SMs idle
 // (136 tiles on 132 SMs: two waves, the second 3% full), so a split is pruned only where the
-// unsplit grid fills at least this share of its waves' slots.
+// unsplit grid fills at least this share of its waves' slots (wave_fill, family_registry.hpp).
 inline constexpr double kUnsplitWaveFill = 0.85;
 
 // Why `tiles` unsplit blocks on `sm_count` SMs leave a split of K nothing to gain; empty where a
