@@ -140,6 +140,11 @@ int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings&
                 quantile(r.ratios, 0.5), geomean(r.ratios), quantile(r.warm_ratios, 0.0),
                 geomean(r.warm_ratios), quantile(r.first_call_s, 0.5),
                 quantile(r.first_call_s, 0.95));
+    const auto at_least = [&r](double ratio) {
+      return std::count_if(r.ratios.begin(), r.ratios.end(), [ratio](double x) { return x >= ratio; });
+    };
+    std::printf("summary %-9s shapes at 0.95 or more: %td of %zu  at 0.9 or more: %td of %zu\n",
+                r.name, at_least(0.95), r.ratios.size(), at_least(0.9), r.ratios.size());
     std::printf("summary %-9s calls back to back: min %.3f  p10 %.3f  median %.3f  geomean %.3f\n",
                 r.name, quantile(r.called_ratios, 0.0), quantile(r.called_ratios, 0.1),
                 quantile(r.called_ratios, 0.5), geomean(r.called_ratios));

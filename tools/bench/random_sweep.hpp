@@ -26,7 +26,8 @@ struct SweepSettings {
 
 // Runs the sweep and prints, per shape, cuBLAS's time and each tilemm run's winner and ratios
 // (cuBLAS time / tilemm time), then min, p10, median and geomean of the ratios per run and
-// timing, and the shapes below 0.95. Returns the tool's exit code.
+// timing, how many shapes are at 0.95 and at 0.9 or more, and the shapes below 0.95. Returns the
+// tool's exit code.
 int run_random_sweep(const std::vector<cli::Shape>& shapes, const SweepSettings& settings);
 
 }  // namespace tilemm::bench
