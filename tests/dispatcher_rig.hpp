@@ -236,6 +236,9 @@ class FakeTuner : public ShapeTuner {
   // The budget and the measured shapes each tuning was given.
   std::vector<std::pair<double, std::vector<tuner::MeasuredShape>>> searches;
   std::function<void(const TuneRequest&)> during;  // runs in each tuning; may block or throw
+  // What each tuning's outcome says the budget left unscreened and still compiling
+  // (tuner::TuneOutcome).
+  std::size_t unscreened = 0, still_compiling = 0;
 
   tuner::ShapeTuning tune(const DeviceInfo&, const Problem& problem,
                           const TuneRequest& request) override {
@@ -254,6 +257,8 @@ class FakeTuner : public ShapeTuner {
     searches.push_back({request.budget_ms, request.history});
     tuner::ShapeTuning t;
     t.outcome = outcome(winners.count(problem.M) ? winners.at(problem.M) : "tiled_t16_p0");
+    t.outcome.unscreened = unscreened;
+    t.outcome.still_compiling = still_compiling;
     if (const auto rows = detail::parse_row_split(t.outcome.winner))
       for (const std::int64_t part : {*rows, problem.M - *rows})
         if (!request.known_part_winners.count(part))

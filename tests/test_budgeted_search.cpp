@@ -429,6 +429,9 @@ TEST(BudgetedSearch, CandidatesCompiledBeforeTheBudgetRanOutAreStillScreened) {
   EXPECT_EQ(screened(bench).size(), std::size_t(kChunk));
   EXPECT_EQ(out.winner, s.fastest);
   EXPECT_GT(count_status(out, CandidateStatus::pruned, "ran out before it was compiled"), 0u);
+  // A chunk ends compiled before its screening: none was still compiling.
+  EXPECT_EQ(out.unscreened, count_status(out, CandidateStatus::pruned, "ran out before it was "));
+  EXPECT_EQ(out.still_compiling, 0u);
 }
 
 // The budget's clock for the streamed compilations: the fake bench's launches plus the real time
@@ -477,6 +480,10 @@ TEST(BudgetedSearch, StreamedCompilationsNotEndedAtTheDeadlineAreNotWaitedFor) {
   // Those handed over and never ended, and those the screening did not reach in time.
   EXPECT_GE(count_status(out, CandidateStatus::pruned, "ran out before it was compiled"),
             started.size() - kEnded);
+  // The outcome counts both: what the info line of the tuning says (tuning_coordinator.cpp).
+  EXPECT_EQ(out.still_compiling, started.size() - kEnded);
+  EXPECT_EQ(out.unscreened, count_status(out, CandidateStatus::pruned, "ran out before it was "));
+  EXPECT_GT(out.unscreened, out.still_compiling);
   for (const auto& compilation : started) EXPECT_TRUE(compilation.dropped->load());
   for (auto& p : never_ending) p.set_value();
 }

@@ -545,5 +545,28 @@ TEST(Dispatcher, ATuningReadsTheCandidatesOfTheNearestEntriesOnly) {
   EXPECT_EQ(rig.store->candidate_reads[800 + 8], 1);
 }
 
+// The info line that ends a tuning says when the budget ran out while candidates were still
+// compiling, and what avoids that; otherwise it ends at the winner, also where the budget left
+// candidates unscreened for want of time to time them. The level is read once per process: each
+// runs in a child.
+void tune_at_info_level(std::size_t unscreened, std::size_t still_compiling) {
+  setenv("TILEMM_LOG", "info", 1);
+  Rig rig;
+  rig.tuner->unscreened = unscreened;
+  rig.tuner->still_compiling = still_compiling;
+  rig.gemm(kShape);
+  std::exit(0);
+}
+
+TEST(DispatcherDeathTest, ATuningWhoseBudgetRanOutWhileCompilingSaysSoAtInfoLevel) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(tune_at_info_level(90, 12), ::testing::ExitedWithCode(0),
+              "tilemm: info: tuned 512x512x512 \\(a4-dense\\) in [0-9.]+ s: tiled_t16_p0; the "
+              "budget ran out with 12 candidates still compiling and 90 of its selection "
+              "unscreened \\(tilemm-tune --precompile compiles every variant once per machine\\)\n");
+  EXPECT_EXIT(tune_at_info_level(90, 0), ::testing::ExitedWithCode(0),
+              "tilemm: info: tuned 512x512x512 \\(a4-dense\\) in [0-9.]+ s: tiled_t16_p0\n");
+}
+
 }  // namespace
 }  // namespace tilemm::dispatch

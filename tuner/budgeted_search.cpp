@@ -268,6 +268,8 @@ ScreeningCompileStats time_by_successive_halving(
       c.result.status = CandidateStatus::pruned;
       c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) + " ran out before it " +
                         (c.binary ? "was timed" : "was compiled");
+      ++stats.unscreened;
+      if (!c.binary && started.count(&c) > 0) ++stats.still_compiling;
       continue;
     }
     ++screened;

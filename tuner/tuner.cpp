@@ -227,6 +227,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   std::vector<CandidateResult> provider_results;
   double selected_ms = admitted_ms, providers_ms = 0.0, compile_ms = 0.0;
   std::size_t compiled = 0;
+  ScreeningCompileStats compile_stats;
   if (!budgeted) {
     time_every_candidate(pending, bench, settings, device.arch(), threads);
     double variants_best_ms = std::numeric_limits<double>::infinity();
@@ -257,7 +258,7 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
         compile_candidates({&c}, device.arch(), settings.compile, 1);
       };
     }
-    const ScreeningCompileStats compile_stats = time_by_successive_halving(
+    compile_stats = time_by_successive_halving(
         pending, bench, settings, deadline_ms, compiles, [&] {
           const double before = settings.now_ms();
           provider_results = measure_provider_candidates(
@@ -304,6 +305,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   out.median_ms = out.candidates.front().stats.median_ms;
   for (auto& p : pending)
     if (p.result.variant == out.winner) out.winner_binary = std::move(*p.binary);
+  out.unscreened = compile_stats.unscreened;
+  out.still_compiling = compile_stats.still_compiling;
   out.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (budgeted && detail::log_enabled(detail::LogLevel::debug)) {

@@ -28,6 +28,11 @@ struct TuneOutcome {
   double margin = 0.0;
   detail::CompiledVariant winner_binary;
   double seconds = 0.0;
+  // Under a budget (ScreeningCompileStats): selected candidates left unscreened when the budget
+  // ran out, and those of them whose compilation had not ended, as on a machine whose cache holds
+  // few CUBINs yet.
+  std::size_t unscreened = 0;
+  std::size_t still_compiling = 0;
 };
 
 struct TuneSettings {
