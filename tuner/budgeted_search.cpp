@@ -265,11 +265,15 @@ ScreeningCompileStats time_by_successive_halving(
     const double screening_ends = std::max(deadline_ms, chunk_compiled_ms) +
                                   kScreenCompiledPastBudget * settings.budget_ms;
     if (!c.binary || (screened >= kFewestSelected && now() > screening_ends)) {
+      // Handed over without a CUBIN at hand: its compilation had not ended (a chunk's all have).
+      const bool compiling = !c.binary && i < handed;
       c.result.status = CandidateStatus::pruned;
-      c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) + " ran out before it " +
-                        (c.binary ? "was timed" : "was compiled");
+      c.result.reason = "the tuning budget of " + ms_text(settings.budget_ms) + " ran out before " +
+                        (c.binary    ? "it was timed"
+                         : compiling ? "it was compiled"
+                                     : "the screening reached it");
       ++stats.unscreened;
-      if (!c.binary && started.count(&c) > 0) ++stats.still_compiling;
+      if (compiling) ++stats.still_compiling;
       continue;
     }
     ++screened;

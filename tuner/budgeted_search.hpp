@@ -87,9 +87,10 @@ struct ScreeningCompiles {
 struct ScreeningCompileStats {
   double waited_ms = 0.0;   // the screening's time spent waiting for compilations
   std::size_t handed = 0;   // candidates handed to the compilers
-  // Selected candidates pruned unscreened because the budget ran out ("... ran out before it was
-  // compiled" or "... timed"), and of those the ones handed to the compilers whose compilation had
-  // not ended when the screening reached them: a tuning bound by its compilations.
+  // Selected candidates pruned unscreened because the budget ran out, and of those the ones
+  // handed to the compilers whose compilation had not ended when the screening reached them ("...
+  // ran out before it was compiled"): a tuning bound by its compilations. The others' reasons say
+  // "... before it was timed" (its CUBIN at hand) or "... before the screening reached it".
   std::size_t unscreened = 0;
   std::size_t still_compiling = 0;
 };
