@@ -225,9 +225,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
   // (the give-up rule's reference).
   const double admitted_ms = settings.now_ms();
   std::vector<CandidateResult> provider_results;
-  double selected_ms = admitted_ms, providers_ms = 0.0, compile_ms = 0.0;
-  std::size_t compiled = 0;
-  ScreeningCompileStats compile_stats;
+  double selected_ms = admitted_ms, providers_ms = 0.0;
+  ScreeningCompileStats compile_stats;  // under a budget
   if (!budgeted) {
     time_every_candidate(pending, bench, settings, device.arch(), threads);
     double variants_best_ms = std::numeric_limits<double>::infinity();
@@ -265,8 +264,6 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
               device, problem, bench, settings, std::numeric_limits<double>::infinity());
           providers_ms = settings.now_ms() - before;
         });
-    compile_ms = compile_stats.waited_ms;
-    compiled = compile_stats.handed;
   }
 
   // A problem timed on the same buffers: its finalists, own kernels' and providers' alike, are
@@ -320,8 +317,8 @@ TuneOutcome tune(const DeviceInfo& device, const Problem& problem, CandidateBenc
                   static_cast<long long>(problem.M), static_cast<long long>(problem.N),
                   static_cast<long long>(problem.K), settings.budget_ms,
                   admitted_ms - (deadline_ms - settings.budget_ms), selected_ms - admitted_ms,
-                  compile_ms, compiled, providers_ms, provider_results.size(),
-                  settings.now_ms() - selected_ms - compile_ms -
+                  compile_stats.waited_ms, compile_stats.handed, providers_ms,
+                  provider_results.size(), settings.now_ms() - selected_ms - compile_stats.waited_ms -
                       (settings.start_compile ? providers_ms : 0.0),
                   1000.0 * out.seconds);
     detail::log(detail::LogLevel::debug, line);
