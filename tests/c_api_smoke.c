@@ -24,6 +24,17 @@ int main(void) {
     printf("bad op_b not rejected: %s\n", tilemmGetLastErrorMessage());
     return 1;
   }
+  /* A negative value is reported as the int the caller passed. */
+  status = tilemmSgemm(TILEMM_ROW_MAJOR, (tilemmOperation_t)-2, TILEMM_OP_N, 1, 1, 1, 1.0f, a, 1, b, 1, 0.0f, c, 1, NULL);
+  if (status != TILEMM_STATUS_INVALID_VALUE || !strstr(tilemmGetLastErrorMessage(), "got -2")) {
+    printf("bad op_a not reported as -2: %s\n", tilemmGetLastErrorMessage());
+    return 1;
+  }
+  if (tilemmSetPrecision((tilemmPrecision_t)-1) != TILEMM_STATUS_INVALID_VALUE ||
+      !strstr(tilemmGetLastErrorMessage(), "got -1")) {
+    printf("bad precision not reported as -1: %s\n", tilemmGetLastErrorMessage());
+    return 1;
+  }
   if (strcmp(tilemmGetStatusName((tilemmStatus_t)99), "unknown status") != 0) return 1;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     status = tilemmSgemm(TILEMM_ROW_MAJOR, TILEMM_OP_N, TILEMM_OP_N, 3, 2, 4, 1.0f, a, 4, b, 2, 0.0f, c, 2, NULL);

@@ -51,12 +51,15 @@ tilemmStatus_t guarded(F&& body) noexcept {
 }
 
 // A C caller may pass any int where an enum is expected, and in C++ even reading such a value
-// as the enum type is undefined: the value is taken from the object's bytes instead.
+// as the enum type is undefined: the value is taken from the object's bytes instead, as the int
+// the caller wrote (the compiler may give the enum an unsigned type, which would print -1 as
+// 4294967295).
 template <typename Enum>
 long long raw_value(const Enum& e) {
-  std::underlying_type_t<Enum> v;
+  static_assert(sizeof(Enum) == sizeof(int), "a C enum is passed as an int");
+  int v;
   std::memcpy(&v, &e, sizeof v);
-  return static_cast<long long>(v);
+  return v;
 }
 
 tilemm::Layout layout_of(const tilemmLayout_t& l) {
