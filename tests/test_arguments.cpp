@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "gpu_test_support.hpp"
 #include "tilemm/error.hpp"
@@ -123,6 +124,39 @@ TEST(Arguments, ATuningBudgetBelowZeroOrNotANumberIsNamed) {
       EXPECT_EQ(e.argument(), "tune_budget_ms") << e.what();
     }
     EXPECT_THROW(gemm(valid_args(), nullptr, options), InvalidArgument) << budget;
+  }
+}
+
+// A problem given to autotune() states its alignment class; leading dimensions that break it
+// describe rows that gemm() would never put in that class, and that its kernels would misread.
+TEST(Arguments, AnAlignmentClassItsLeadingDimensionsBreakIsNamed) {
+  std::string message;
+  auto refused = [&message](std::int64_t lda, std::int64_t ldb, std::int64_t ldc, int alignment) {
+    Problem p = Problem::dense(64, 64, 64, 4);
+    p.lda = lda;
+    p.ldb = ldb;
+    p.ldc = ldc;
+    p.alignment = alignment;
+    try {
+      autotune(p);
+    } catch (const InvalidArgument& e) {
+      message = e.what();
+      return e.argument();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::no_device) throw;
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_EQ(refused(66, 64, 64, 4), "alignment");
+  EXPECT_NE(message.find("lda = 66"), std::string::npos) << message;
+  EXPECT_EQ(refused(64, 65, 64, 2), "alignment");
+  EXPECT_NE(message.find("ldb = 65"), std::string::npos) << message;
+  EXPECT_EQ(refused(64, 64, 66, 4), "alignment");
+  EXPECT_NE(message.find("ldc = 66"), std::string::npos) << message;
+  EXPECT_EQ(refused(64, 64, 64, 3), "alignment");
+  if (device_count() == 0) {
+    EXPECT_EQ(refused(66, 66, 66, 2), "<accepted>");
+    EXPECT_EQ(refused(65, 67, 69, 1), "<accepted>");
   }
 }
 

@@ -2,7 +2,12 @@
 // float64 reference on the GPU, misaligned pointers, and the C interface.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <limits>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "gpu_test_support.hpp"
 #include "rejected_argument.hpp"
@@ -76,6 +81,101 @@ TEST(BlasApiArguments, EmptyProblemsAcceptTheLeadingDimensionsOfTransposedOperan
   EXPECT_EQ(call(Layout::column_major, Op::transpose, Op::transpose, 34, 93, 0, 1, 93, 51), "<accepted>");
   // Still checked against their own storage.
   EXPECT_NE(call(Layout::row_major, Op::transpose, Op::none, 0, 1, 639, 0, 3, 1), "<accepted>");
+}
+
+// What a call is refused for; "<accepted>" where it passed every check and, on a machine
+// without a GPU, failed only for want of a device.
+std::string refused_or_no_device(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + e.argument() + "'"), std::string::npos) << e.what();
+    return e.argument();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::no_device) throw;
+  }
+  return "<accepted>";
+}
+
+// Every argument is checked on the caller's own names before a transpose is enqueued: the reach
+// of each operand as the caller stores it, the options, and the batch strides.
+TEST(BlasApiArguments, OperandsThatReachPast64BitOffsetsAreNamedAsTheCallerStoresThem) {
+  constexpr std::int64_t kHuge = std::int64_t{1} << 60;  // 16 rows that far apart reach 2^64 floats
+  auto call = [](Layout l, Op oa, Op ob, std::int64_t M, std::int64_t N, std::int64_t K,
+                 std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+    return refused_or_no_device([&] { gemm(l, oa, ob, M, N, K, 1.0f, dummy, lda, dummy, ldb, 0.0f, dummy, ldc); });
+  };
+  // Transposed operands are copied first: their reach is the caller's lda / ldb, not the copy's.
+  EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 4, 4, 16, kHuge, 4, 4), "lda");
+  EXPECT_EQ(call(Layout::row_major, Op::none, Op::transpose, 4, 16, 4, 4, kHuge, 16), "ldb");
+  // Column-major calls swap A and B; the name is still the caller's.
+  EXPECT_EQ(call(Layout::column_major, Op::none, Op::none, 4, 16, 4, 4, kHuge, 4), "ldb");
+  EXPECT_EQ(call(Layout::column_major, Op::none, Op::none, 16, 4, 4, kHuge, 4, 16), "lda");
+  EXPECT_EQ(call(Layout::column_major, Op::none, Op::none, 4, 16, 4, 4, 4, kHuge), "ldc");
+  // An empty problem's operands are described the same way, and refused the same way.
+  EXPECT_EQ(call(Layout::row_major, Op::none, Op::none, 16, 0, 4, kHuge, 1, 1), "lda");
+  EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 16, 0, 4, kHuge, 1, 1), "lda");
+  // Within reach: 4 rows 2^58 floats apart reach 2^60 floats; 4 rows 2^59 apart, 2^61.
+  if (device_count() == 0) {
+    EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 4, 4, 4, std::int64_t{1} << 58, 4, 4), "<accepted>");
+  }
+  EXPECT_EQ(call(Layout::row_major, Op::transpose, Op::none, 4, 4, 4, std::int64_t{1} << 59, 4, 4), "lda");
+}
+
+TEST(BlasApiArguments, InvalidOptionsAreRefusedBeforeAnyTransposeOrBatch) {
+  Options budget;
+  budget.tune_budget_ms = -1;
+  Options precision;
+  precision.precision = static_cast<Precision>(9);
+  Options policy;
+  policy.policy = static_cast<TunePolicy>(7);
+  for (const auto& [options, field] : {std::pair<Options, std::string>{budget, "tune_budget_ms"},
+                                       {precision, "precision"}, {policy, "policy"}}) {
+    for (const Op op : {Op::none, Op::transpose})
+      EXPECT_EQ(refused_or_no_device([&] {
+                  gemm(Layout::column_major, op, op, 4, 4, 4, 1.0f, dummy, 4, dummy, 4, 0.0f, dummy, 4, nullptr, options);
+                }),
+                field);
+    // Even a batched call with nothing to do says its options are wrong.
+    EXPECT_EQ(refused_or_no_device([&] {
+                gemm_strided_batched(Layout::row_major, Op::transpose, Op::none, 4, 4, 4, 1.0f, dummy, 4, 16, dummy, 4, 16,
+                                     0.0f, dummy, 4, 16, 0, nullptr, options);
+              }),
+              field);
+    Context context;
+    EXPECT_EQ(refused_or_no_device([&] { context.gemm(4, 4, 4, 1.0f, dummy, 4, dummy, 4, 0.0f, dummy, 4, nullptr, options); }),
+              field);
+  }
+}
+
+TEST(BlasApiArguments, BatchesThatReachPast64BitOffsetsAreNamedByTheirStride) {
+  auto batched = [](std::int64_t M, std::int64_t K, const float* A, std::int64_t sa, std::int64_t sb,
+                    float* C, std::int64_t ldc, std::int64_t sc, std::int64_t count) {
+    return refused_or_no_device([&] {
+      gemm_strided_batched(Layout::row_major, Op::none, Op::none, M, 3, K, 1, A, std::max<std::int64_t>(K, 1), sa, dummy,
+                           3, sb, 0, C, ldc, sc, count);
+    });
+  };
+  constexpr std::int64_t k62 = std::int64_t{1} << 62;
+  EXPECT_EQ(batched(2, 4, dummy, k62, 12, dummy, 3, 6, 4), "stride_a");
+  EXPECT_EQ(batched(2, 4, dummy, 8, k62, dummy, 3, 6, 4), "stride_b");
+  EXPECT_EQ(batched(2, 4, dummy, 8, 12, dummy, 3, k62, 4), "stride_c");
+  EXPECT_EQ(batched(2, 4, dummy, 8, 12, dummy, 3, std::numeric_limits<std::int64_t>::max(), 3), "stride_c");
+  // The last of 3 Cs 2^60 floats apart would end past 2^61 floats; of 2, before it.
+  EXPECT_EQ(batched(2, 4, dummy, 8, 12, dummy, 3, std::int64_t{1} << 60, 3), "stride_c");
+  if (device_count() == 0) {
+    EXPECT_EQ(batched(2, 4, dummy, 8, 12, dummy, 3, std::int64_t{1} << 60, 2), "<accepted>");
+  }
+  // One C whose rows reach too far is named by ldc, not by the stride it is compared with.
+  EXPECT_EQ(batched(10, 4, dummy, 8, 12, dummy, std::int64_t{1} << 61, 1000, 2), "ldc");
+  // A null C is named as such, whatever its stride.
+  EXPECT_EQ(batched(2, 4, dummy, 8, 12, nullptr, 3, 0, 2), "C");
+  if (device_count() == 0) {
+    // With K == 0 nothing of A or B is read, so their strides do not matter.
+    EXPECT_EQ(batched(2, 0, nullptr, k62, k62, dummy, 3, 6, 4), "<accepted>");
+    // Broadcast A (stride 0) reaches no further than one A.
+    EXPECT_EQ(batched(2, 4, dummy, 0, 12, dummy, 3, 6, 1000), "<accepted>");
+  }
 }
 
 TEST(CApi, StatusesAndMessagesWithoutLaunching) {

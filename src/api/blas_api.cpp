@@ -8,6 +8,7 @@
 #include "family_registry.hpp"
 #include "launch.hpp"
 #include "layout_reduction.hpp"
+#include "option_check.hpp"
 #include "stream_check.hpp"
 #include "support_kernels.hpp"
 #include "tilemm/blas.hpp"
@@ -23,11 +24,16 @@ struct Stored {
   std::int64_t rows, cols, ld;
 };
 
-void check_ld(const char* name, std::int64_t ld, std::int64_t row_length, const char* what) {
-  const std::int64_t minimum = std::max<std::int64_t>(1, row_length);
+// `ld` of an operand whose storage, viewed row-major for the call's layout and op, is `stored`:
+// at least its row length, and within reach; checked on the caller's name before any swap or copy.
+void check_ld(const char* name, std::int64_t ld, const detail::RowMajorView& stored,
+              const std::string& matrix) {
+  const std::int64_t minimum = std::max<std::int64_t>(1, stored.cols);
   if (ld < minimum)
-    throw InvalidArgument(name, "must be >= " + std::to_string(minimum) + " (" + what +
-                                    "), got " + std::to_string(ld));
+    throw InvalidArgument(name, "must be >= " + std::to_string(minimum) + " (the stored length of " +
+                                    matrix + "'s rows or columns for this layout and op), got " +
+                                    std::to_string(ld));
+  detail::check_reach(name, ld, stored.rows, matrix + " as stored");
 }
 
 // The row-major copy of an operand stored transposed (`stored` is cols x rows of the logical
@@ -67,12 +73,9 @@ Normalized normalize(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64
   detail::check_dimension("M", M);
   detail::check_dimension("N", N);
   detail::check_dimension("K", K);
-  check_ld("lda", lda, detail::stored_view(layout, op_a, M, K).cols,
-           "the stored length of A's rows or columns for this layout and op");
-  check_ld("ldb", ldb, detail::stored_view(layout, op_b, K, N).cols,
-           "the stored length of B's rows or columns for this layout and op");
-  check_ld("ldc", ldc, detail::stored_view(layout, Op::none, M, N).cols,
-           "the stored length of C's rows or columns");
+  check_ld("lda", lda, detail::stored_view(layout, op_a, M, K), "A");
+  check_ld("ldb", ldb, detail::stored_view(layout, op_b, K, N), "B");
+  check_ld("ldc", ldc, detail::stored_view(layout, Op::none, M, N), "C");
   const detail::RowMajorReduction r = detail::reduce_to_row_major(layout, op_a, op_b, M, N, K);
   return {r, stored_operand(r.a, A, lda, B, ldb), stored_operand(r.b, A, lda, B, ldb)};
 }
@@ -153,6 +156,7 @@ void Context::gemm(Layout layout, Op op_a, Op op_b, std::int64_t M, std::int64_t
                    float beta, float* C, std::int64_t ldc, cudaStream_t stream,
                    const Options& options) {
   const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
+  detail::check_options(options);  // before the transposes are enqueued, as the arguments are
   run_one(*this, p, alpha, beta, C, ldc, stream, options);
 }
 
@@ -179,19 +183,29 @@ void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t
                          {"stride_b", stride_b}, {"stride_c", stride_c}})
     if (v < 0) throw InvalidArgument(name, "must be >= 0, got " + std::to_string(v));
   const Normalized p = normalize(layout, op_a, op_b, M, N, K, A, lda, B, ldb, ldc);
+  detail::check_options(options);  // also where there is nothing to do, as gemm() does
   const detail::RowMajorReduction& r = p.reduction;
   if (batch_count == 0 || r.M == 0 || r.N == 0) return;
+  check_before_launch(p, C);
   // The row-major view of one C spans (rows - 1) * ldc + cols elements; batches must not share
   // any, since different launches write them.
-  const std::int64_t c_span = (r.M - 1) * ldc + r.N;
+  const std::int64_t c_span = detail::span_of(r.M, r.N, ldc);
   if (batch_count > 1 && stride_c < c_span)
     throw InvalidArgument("stride_c", "is " + std::to_string(stride_c) + ", but one C spans " +
                                           std::to_string(c_span) +
                                           " elements: the outputs of the batches would overlap");
+  detail::check_batch_reach("stride_c", stride_c, batch_count, c_span, "C");
+  const bool reads_ab = r.K > 0;  // with K == 0 neither A nor B is read
+  if (reads_ab) {
+    const detail::RowMajorView a = detail::stored_view(layout, op_a, M, K);
+    const detail::RowMajorView b = detail::stored_view(layout, op_b, K, N);
+    detail::check_batch_reach("stride_a", stride_a, batch_count, detail::span_of(a.rows, a.cols, lda), "A");
+    detail::check_batch_reach("stride_b", stride_b, batch_count, detail::span_of(b.rows, b.cols, ldb), "B");
+  }
   for (std::int64_t i = 0; i < batch_count; ++i) {
     Normalized one = p;
-    const float* a_i = A != nullptr ? A + i * stride_a : nullptr;
-    const float* b_i = B != nullptr ? B + i * stride_b : nullptr;
+    const float* a_i = reads_ab && A != nullptr ? A + i * stride_a : nullptr;
+    const float* b_i = reads_ab && B != nullptr ? B + i * stride_b : nullptr;
     one.a.data = r.a.source == detail::CallerOperand::a ? a_i : b_i;
     one.b.data = r.b.source == detail::CallerOperand::a ? a_i : b_i;
     run_one(*this, one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);

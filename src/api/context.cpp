@@ -3,7 +3,6 @@
 #include "tilemm/context.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "gpu_bench.hpp"
 #include "launch.hpp"
 #include "log.hpp"
+#include "option_check.hpp"
 #include "real_collaborators.hpp"
 #include "row_split.hpp"
 #include "shape_key.hpp"
@@ -22,16 +22,6 @@
 namespace tilemm {
 
 namespace {
-
-void check_options(const Options& options) {
-  if (!(options.tune_budget_ms >= 0) || !std::isfinite(options.tune_budget_ms))
-    throw InvalidArgument("tune_budget_ms", "must be a number of milliseconds >= 0 (0: the "
-                                            "exhaustive search), got " +
-                                                std::to_string(options.tune_budget_ms));
-  if (!parse_precision(to_string(options.precision)))
-    throw InvalidArgument("precision", "must be Precision::highest, high or medium, got " +
-                                           std::to_string(static_cast<int>(options.precision)));
-}
 
 void check_tunable(const Problem& p) {
   if (p.M < 1 || p.N < 1 || p.K < 1)
@@ -51,6 +41,15 @@ void check_tunable(const Problem& p) {
   validate(shape);
   if (p.alignment != 1 && p.alignment != 2 && p.alignment != 4)
     throw InvalidArgument("alignment", "must be 1, 2 or 4 floats, got " + std::to_string(p.alignment));
+  // Operands of that class start on a multiple of it, so their rows do too only where each
+  // leading dimension is a multiple: gemm() reads the class from the pointers and these, and
+  // the kernels of a wider class would misread the rows.
+  for (const auto& [name, ld] : {std::pair<const char*, std::int64_t>{"lda", p.lda},
+                                 {"ldb", p.ldb}, {"ldc", p.ldc}})
+    if (ld % p.alignment != 0)
+      throw InvalidArgument("alignment", "is " + std::to_string(p.alignment) + " floats, but " +
+                                             name + " = " + std::to_string(ld) +
+                                             " is not a multiple of it");
 }
 
 tuner::TimingPlan plan_for(TuneEffort effort) {
@@ -104,7 +103,7 @@ AutotuneResult Context::autotune(const Problem& problem) { return autotune(probl
 
 AutotuneResult Context::autotune(const Problem& problem, const Options& options) {
   check_tunable(problem);
-  check_options(options);
+  detail::check_options(options);
   Problem asked = problem;
   asked.precision = options.precision;
   asked.vendor = options.vendor;
@@ -120,7 +119,7 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream) { gemm(args, strea
 
 void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& options) {
   validate(args);
-  check_options(options);
+  detail::check_options(options);
   if (args.M == 0 || args.N == 0) return;
   // Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
   // rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows

@@ -1,15 +1,25 @@
 // Validation of a GEMM call's arguments, shared by every entry point.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 
 #include "dimension_check.hpp"
+#include "option_check.hpp"
 #include "tilemm/error.hpp"
 #include "tilemm/gemm.hpp"
 
 namespace tilemm {
 namespace detail {
+
+namespace {
+
+// The most floats an operand may reach: their byte offsets stay below 2^63.
+constexpr std::int64_t kMaxFloats =
+    std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(float));
+
+}  // namespace
 
 void check_dimension(const char* name, std::int64_t value) {
   constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
@@ -19,6 +29,39 @@ void check_dimension(const char* name, std::int64_t value) {
     throw InvalidArgument(name, "is " + std::to_string(value) + ", above " +
                                     std::to_string(kMaxDim) + ", the largest dimension tilemm "
                                     "supports");
+}
+
+void check_reach(const char* name, std::int64_t ld, std::int64_t rows, const std::string& matrix) {
+  if (rows > 0 && ld > kMaxFloats / rows)
+    throw InvalidArgument(name, "is " + std::to_string(ld) + ": " + std::to_string(rows) +
+                                    " rows of " + matrix + " that far apart would reach 2^61 "
+                                    "floats, past 64-bit byte offsets");
+}
+
+std::int64_t span_of(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
+}
+
+void check_batch_reach(const char* name, std::int64_t stride, std::int64_t count,
+                       std::int64_t span, const std::string& matrix) {
+  if (count > 1 && stride > 0 && count - 1 > (kMaxFloats - span) / stride)
+    throw InvalidArgument(name, "is " + std::to_string(stride) + ": " + std::to_string(count) +
+                                    " batches of " + matrix + " that far apart would reach 2^61 "
+                                    "floats, past 64-bit byte offsets");
+}
+
+void check_options(const Options& options) {
+  if (!(options.tune_budget_ms >= 0) || !std::isfinite(options.tune_budget_ms))
+    throw InvalidArgument("tune_budget_ms", "must be a number of milliseconds >= 0 (0: the "
+                                            "exhaustive search), got " +
+                                                std::to_string(options.tune_budget_ms));
+  if (!parse_precision(to_string(options.precision)))
+    throw InvalidArgument("precision", "must be Precision::highest, high or medium, got " +
+                                           std::to_string(static_cast<int>(options.precision)));
+  if (options.policy != TunePolicy::tune_on_miss && options.policy != TunePolicy::off &&
+      options.policy != TunePolicy::background)
+    throw InvalidArgument("policy", "must be TunePolicy::tune_on_miss, off or background, got " +
+                                        std::to_string(static_cast<int>(options.policy)));
 }
 
 }  // namespace detail
@@ -31,10 +74,7 @@ void check_leading(const char* name, std::int64_t ld, std::int64_t row_length, s
   if (ld < minimum)
     throw InvalidArgument(name, "must be >= " + std::to_string(minimum) + " (the row length of " +
                                     matrix + ", row-major), got " + std::to_string(ld));
-  // rows * ld must stay addressable with 64-bit offsets.
-  if (rows > 0 && ld > std::numeric_limits<std::int64_t>::max() / 4 / rows)
-    throw InvalidArgument(name, "is " + std::to_string(ld) + ": " + matrix +
-                                    " would span more than 2^61 bytes");
+  detail::check_reach(name, ld, rows, matrix);
 }
 
 }  // namespace
