@@ -2,7 +2,10 @@
 // arguments of each part.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "row_split.hpp"
@@ -44,6 +47,29 @@ TEST(RowSplit, CoresAreMRoundedDownToTheLargeTilesWhereARowOfTilesIsLeftOver) {
       EXPECT_TRUE(row_split_heights(rows_of(p, core)).empty()) << m;
       EXPECT_TRUE(row_split_heights(rows_of(p, m - core)).empty()) << m;
     }
+  }
+}
+
+// A stored plan is served only at a height tuning makes, so that no part of a plan read from a
+// file or a fleet's store is a plan itself: a chain M -> M - 1 -> M - 2 ... is refused at its
+// first link.
+TEST(RowSplit, OnlyThePlansTuningMakesAreKnownNames) {
+  for (std::int64_t m = 1000; m <= 9000; m += 7) {
+    const Problem p = Problem::dense(m, 64, 64);
+    const auto heights = row_split_heights(p);
+    for (const std::int64_t core : {m / 256 * 256, m / 128 * 128, m - 1, m / 2, std::int64_t{1}}) {
+      const bool tuned = std::find(heights.begin(), heights.end(), core) != heights.end();
+      EXPECT_EQ(is_tuned_row_split(core, p), tuned) << m << " at " << core;
+      EXPECT_EQ(why_not_a_known_name(row_split_name(core), m).empty(), tuned) << m << " at " << core;
+    }
+  }
+  EXPECT_EQ(why_not_a_known_name("rowsplit_h4096", 4097), "");
+  EXPECT_EQ(why_not_a_known_name("rowsplit_h2816", 3000), "");
+  for (const auto& [name, m] : std::vector<std::pair<const char*, std::int64_t>>{
+           {"rowsplit_h4096", 4096}, {"rowsplit_h4095", 4096}, {"rowsplit_h1099", 1100}, {"rowsplit_h512", 1000}}) {
+    const std::string why = why_not_a_known_name(name, m);
+    EXPECT_NE(why.find("not a plan that tuning makes for m = " + std::to_string(m)), std::string::npos)
+        << name << ": " << why;
   }
 }
 

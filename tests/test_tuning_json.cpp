@@ -231,6 +231,7 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
       {"reason not text", [](json& d) { d["entries"][0]["candidates"][1]["reason"] = 7; }, "entries[0].candidates[1].reason"},
       {"duplicate entry", [](json& d) { d["entries"][1]["m"] = 512; d["entries"][1]["n"] = 1024; }, "entries[1].m"},
       {"plan splits no row", [](json& d) { set_winner(d["entries"][0], "rowsplit_h512"); }, "entries[0].winner"},
+      {"plan tuning never makes", [](json& d) { set_winner(d["entries"][0], "rowsplit_h511"); }, "entries[0].winner"},
       {"plan of zero rows", [](json& d) { set_winner(d["entries"][0], "rowsplit_h0"); }, "entries[0].winner"},
       {"plan with a leading 0", [](json& d) { set_winner(d["entries"][0], "rowsplit_h0256"); }, "entries[0].winner"},
   };

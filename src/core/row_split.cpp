@@ -44,10 +44,20 @@ std::vector<std::int64_t> row_split_heights(const Problem& problem) {
   return heights;
 }
 
+bool is_tuned_row_split(std::int64_t core_rows, const Problem& problem) {
+  for (const std::int64_t h : row_split_heights(problem))
+    if (h == core_rows) return true;
+  return false;
+}
+
 std::string why_not_a_known_name(const std::string& name, std::int64_t M) {
   if (const auto rows = parse_row_split(name)) {
-    if (*rows >= M)
-      return "splits the rows at " + std::to_string(*rows) + ", which must be between 1 and m - 1";
+    Problem rows_only;  // the heights depend on M alone
+    rows_only.M = M;
+    if (!is_tuned_row_split(*rows, rows_only))
+      return "splits the rows at " + std::to_string(*rows) + ", which is not a plan that tuning makes "
+             "for m = " + std::to_string(M) + " (m rounded down to a multiple of 256 or 128, where m is "
+             "at least " + std::to_string(kMinRows) + " and not a multiple of 128)";
     return "";
   }
   if (CandidateProvider* provider = provider_of(name)) {

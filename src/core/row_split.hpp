@@ -33,9 +33,16 @@ bool row_split_fits(std::int64_t core_rows, const Problem& problem);
 // instead. So a core (a multiple of 128) and a rest (under 256 rows) are never split again.
 std::vector<std::int64_t> row_split_heights(const Problem& problem);
 
+// Whether a plan of core height `core_rows` is one that tuning makes for `problem`: one of
+// row_split_heights(problem). Then neither part is ever a plan itself. A stored plan of any other
+// height is refused: one read from a file or a fleet's store could otherwise split M rows at
+// M - 1, its core's entry at M - 2, and so on, a chain of nested calls as deep as M.
+bool is_tuned_row_split(std::int64_t core_rows, const Problem& problem);
+
 // Why `name`, stored as the winner or a candidate of a tuning entry of M rows, is not a name this
-// build can serve, empty when it is: a variant it knows, or a plan that splits M rows in two. The
-// check the cache's readers are given (cache/tuning_json.hpp, NameCheck).
+// build can serve, empty when it is: a variant it knows, or a plan that tuning makes for M rows
+// (is_tuned_row_split). The check the cache's readers are given (cache/tuning_json.hpp,
+// NameCheck).
 std::string why_not_a_known_name(const std::string& name, std::int64_t M);
 
 // Rows [first, first + count) of `args` (or `problem`) as a GEMM of their own: A and C advance by

@@ -121,7 +121,7 @@ std::vector<cache::CandidateSet> sets_serving(const Problem& problem) {
 
 std::string why_unusable(const std::string& winner, const DeviceInfo& device, const Problem& problem) {
   if (const auto rows = detail::parse_row_split(winner))
-    return detail::row_split_fits(*rows, problem) ? "" : "it does not split the rows in two";
+    return detail::is_tuned_row_split(*rows, problem) ? "" : "it is not a split of the rows that tuning makes";
   if (detail::CandidateProvider* provider = detail::provider_of(winner)) {
     if (provider->vendor() && !problem.vendor)
       return "it is a vendor candidate, and vendor candidates are off (Options::vendor)";
