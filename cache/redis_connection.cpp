@@ -95,9 +95,11 @@ RedisReply RedisConnection::reply(const std::string& command_name) {
                                       (context_->errstr[0] != '\0' ? context_->errstr : "no reply"));
   RedisReply r(static_cast<redisReply*>(raw));
   const auto* rr = static_cast<const redisReply*>(raw);
-  if (rr->type == REDIS_REPLY_ERROR)
-    throw Error(ErrorKind::cache, "tilemm: redis " + command_name + " " + address_ + ": " +
-                                      std::string(rr->str, rr->len));
+  if (rr->type == REDIS_REPLY_ERROR) {
+    std::string message(rr->str, rr->len);
+    throw RedisErrorReply("tilemm: redis " + command_name + " " + address_ + ": " + message,
+                          message);
+  }
   return r;
 }
 

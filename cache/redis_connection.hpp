@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redis_url.hpp"
+#include "tilemm/error.hpp"
 
 struct redisContext;
 struct redisReply;
@@ -42,6 +44,18 @@ class RedisReply {
   std::unique_ptr<redisReply, Free> reply_;
 };
 
+// An error reply from the server: the command was read and refused (WRONGTYPE, NOAUTH, ...),
+// and the connection stays usable. reply() is Redis's message.
+class RedisErrorReply : public Error {
+ public:
+  RedisErrorReply(const std::string& what, std::string reply)
+      : Error(ErrorKind::cache, what), reply_(std::move(reply)) {}
+  const std::string& reply() const { return reply_; }
+
+ private:
+  std::string reply_;
+};
+
 class RedisConnection {
  public:
   // Connects to `url` within `timeout`, which then bounds every command's wait too; sends AUTH
@@ -52,8 +66,8 @@ class RedisConnection {
   RedisConnection& operator=(const RedisConnection&) = delete;
 
   // Sends one command and waits for its reply (at most the timeout). Throws tilemm::Error on an
-  // I/O error or timeout (the connection is unusable afterwards: broken() is true) or on an
-  // error reply ("<COMMAND>: <Redis's message>").
+  // I/O error or timeout (the connection is unusable afterwards: broken() is true), and
+  // RedisErrorReply on an error reply ("<COMMAND>: <Redis's message>").
   RedisReply command(const std::vector<std::string>& args);
   // Pipelining: queue commands, then read their replies in order (each checked as above).
   void append(const std::vector<std::string>& args);

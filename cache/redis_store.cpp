@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "tilemm/error.hpp"
 
@@ -81,9 +82,20 @@ std::optional<StoredEntry> RedisStore::find(const std::string& device_key, std::
                                             const std::string& problem_class, Precision precision,
                                             CandidateSet set, const NameCheck& names) {
   const std::string key = result_key(device_key, M, N, K, problem_class, precision, set);
-  const RedisReply reply = run({"GET", key});
-  if (reply.is_nil()) return std::nullopt;
-  return validated(reply.text(), key, names);
+  // At most one byte more than an entry may have, so that a value of any size costs no more to
+  // refuse; a missing key reads as "" (no entry is empty).
+  std::optional<RedisReply> reply;
+  try {
+    reply.emplace(run({"GETRANGE", key, "0", std::to_string(kMaxEntryTextBytes)}));
+  } catch (const RedisErrorReply& e) {
+    // Another type under the key is a bad value of that key, not a store that is down.
+    if (e.reply().rfind("WRONGTYPE", 0) == 0)
+      throw InvalidArgument("entry", "is not a string value: " + e.reply());
+    throw;
+  }
+  const std::string text = reply->text();
+  if (text.empty()) return std::nullopt;
+  return validated(text, key, names);
 }
 
 void RedisStore::put_all(const std::vector<StoredEntry>& entries) {

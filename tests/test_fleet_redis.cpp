@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dispatch_fakes.hpp"
 #include "provenance.hpp"
@@ -94,18 +95,25 @@ TEST(FleetRedis, AHostileValueIsRefusedAndNeverReachesTheLocalCache) {
   const std::string key = cache::RedisStore::result_key(fake_device().model_key(), p.M, p.N, p.K,
                                                         class_of(p), p.precision,
                                                         candidate_set_of(p));
-  for (const std::string& value :
-       {std::string("{\"winner\":\"naive\""), std::string(1000000, '{'),
-        std::string("{\"device_key\":\"x\"}")}) {
-    cache::RedisConnection(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500))
-        .command({"SET", key, value});
+  const std::vector<std::vector<std::string>> plants = {
+      {"SET", key, "{\"winner\":\"naive\""},
+      {"SET", key, std::string(1000000, '{')},
+      {"SET", key, "{\"device_key\":\"x\"}"},
+      {"SET", key, std::string(std::size_t{5} << 20, ' ')},  // over the size of an entry
+      {"RPUSH", key, "x"}};  // not a string: a bad value, not a store that is down
+  for (const auto& plant : plants) {
+    cache::RedisConnection planter(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500));
+    planter.command({"DEL", key});
+    planter.command(plant);
     FleetProcess node("node-a", redis_opener());
     ::testing::internal::CaptureStderr();
     const AutotuneResult r = node.autotune(p, server.url());
     const std::string log = ::testing::internal::GetCapturedStderr();
+    SCOPED_TRACE(plant[0] + " of " + std::to_string(plant.back().size()) + " bytes");
     EXPECT_EQ(r.source, ResultSource::tuned);
     EXPECT_EQ(node.tuner->tunings, 1);
     EXPECT_NE(log.find("not a valid entry"), std::string::npos) << log;
+    EXPECT_EQ(log.find("unavailable"), std::string::npos) << log;
     ASSERT_EQ(node.local->entries.size(), 1u);
     EXPECT_EQ(node.local->entries.begin()->second.source, "tuned");  // its own, not the value
     // Its tuning replaced the bad value.
