@@ -27,6 +27,11 @@ bool is_arch_spelling(const std::string& s) { return s.rfind("sm_", 0) == 0 && d
 bool is_device_key_spelling(const std::string& s) {
   const std::size_t a = s.find('|');
   if (a == std::string::npos || a == 0 || a > 255) return false;
+  // The name is printed in tables and logs and used in keys: printable ASCII only, so that no
+  // value read from a file or a fleet's store can move a terminal's cursor or split a line.
+  if (!std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a),
+                   [](char ch) { return ch >= ' ' && ch <= '~'; }))
+    return false;
   const std::size_t b = s.find('|', a + 1);
   if (b == std::string::npos) return false;
   const std::size_t c = s.find('|', b + 1);

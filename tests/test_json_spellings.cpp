@@ -23,9 +23,9 @@ struct Spelling {
 std::vector<Spelling> spellings() {
   return {
       {"device key", is_device_key_spelling,
-       R"([^|]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)",
+       R"([ -{}~]{1,255}\|sm_[0-9]{2,3}\|[0-9]{1,5}sm\|[0-9]{1,9}MiB)",
        {"NVIDIA H200", "|", "sm_", "9", "0", "100", "sm", "MiB", "x", " ", "|sm_90|", "132sm|",
-        "143771MiB"},
+        "143771MiB", "\x1b[31m", "\n", "\r", "\t", std::string(1, '\0'), "\x7f", "\xc3\xa9"},
        "NVIDIA H200|sm_90|132sm|143771MiB"},
       {"arch", is_arch_spelling, R"(sm_[0-9]{2,3})", {"sm_", "s", "m", "_", "9", "0", "1", "a"}, "sm_90"},
       {"problem class", is_problem_class_spelling, R"(a[124]-(dense|strided))",
@@ -49,7 +49,7 @@ TEST(JsonSpellings, EdgeCasesAgreeWithThePatterns) {
       "", "|", "a|sm_90|1sm|1MiB", "|sm_90|1sm|1MiB", std::string(255, 'n') + "|sm_90|1sm|1MiB",
       std::string(256, 'n') + "|sm_90|1sm|1MiB", "a|sm_9|1sm|1MiB", "a|sm_1000|1sm|1MiB",
       "a|sm_90|123456sm|1MiB", "a|sm_90|sm|1MiB", "a|sm_90|1sm|1234567890MiB", "a|sm_90|1sm|MiB",
-      "a|sm_90|1sm|1MiB|", "a\nb|sm_90|1sm|1MiB", "sm_90", "sm_9", "sm_900", "sm_9000", "sm_", "a4-dense",
+      "a|sm_90|1sm|1MiB|", "a\nb|sm_90|1sm|1MiB", "a\x1b[0m|sm_90|1sm|1MiB", "a~ {}|sm_90|1sm|1MiB", "sm_90", "sm_9", "sm_900", "sm_9000", "sm_", "a4-dense",
       "a3-dense", "a1-strided", "a4-", "a4-densee", "2026-12-04T21:31:29Z", "2026-12-04T21:31:29",
       "2026-12-04 21:31:29Z", std::string(64, '1'), std::string(65, '1'), "0123456789abcdef",
       "0123456789abcdeF", "0123456789abcde", "tuned", "tunedx", "a", "a_", std::string(128, 'a'),
