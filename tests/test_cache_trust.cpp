@@ -7,6 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cache_trust.hpp"
 #include "private_paths.hpp"
@@ -99,6 +102,22 @@ TEST(CacheTrustRule, RootsPathsAreTrustedLikeTheUsersOwn) {
   const CacheTrust open_to_all = decide_cache_trust({{"/tmp", 0, S_IFDIR | 01777}}, me);
   EXPECT_FALSE(open_to_all.loads_stored_code);
   EXPECT_EQ(open_to_all.reason, "'/tmp' is writable by its group and by others");
+}
+
+// Above the folders that hold the cache, a folder writable by others is harmless with the sticky
+// bit (no one renames what is not theirs, and the next folder is checked for its owner).
+TEST(CacheTrustRule, AFolderOnTheWayMayBeOpenToAllOnlyWithTheStickyBit) {
+  const uid_t me = 1000;
+  const PathOwnership db = {"/tmp/mine/tuning.db", me, S_IFREG | 0600};
+  const PathOwnership mine = {"/tmp/mine", me, S_IFDIR | 0700};
+  EXPECT_TRUE(decide_cache_trust({db, mine, {"/tmp", 0, S_IFDIR | 01777, true}}, me).loads_stored_code);
+  const CacheTrust open = decide_cache_trust({db, mine, {"/tmp", 0, S_IFDIR | 0777, true}}, me);
+  EXPECT_FALSE(open.loads_stored_code);
+  EXPECT_EQ(open.reason, "'/tmp' is writable by its group and by others (a folder on the way to the cache, without the sticky bit)");
+  // The sticky bit does not make another user's folder ours, and does not help the folder that
+  // holds the file, where side files are made.
+  EXPECT_FALSE(decide_cache_trust({db, mine, {"/tmp", 2000, S_IFDIR | 01777, true}}, me).loads_stored_code);
+  EXPECT_FALSE(decide_cache_trust({db, {"/tmp/mine", me, S_IFDIR | 01777}}, me).loads_stored_code);
 }
 
 TEST(CacheTrustRule, TheFirstOffendingPathIsNamedAndNoPathsTrustNothing) {
@@ -212,6 +231,51 @@ TEST(CacheTrustOnDisk, ALinkIsJudgedByItsTargetAndByBothFolders) {
   ASSERT_EQ(::chmod(dir.file("real").c_str(), 0700), 0);
   ASSERT_EQ(::chmod(target.c_str(), 0666), 0);
   EXPECT_FALSE(cache_trust(link).loads_stored_code);
+}
+
+// Whoever can write a folder above the cache's can rename the cache's folder and put another in
+// its place, also after the check: every folder on the way counts.
+TEST(CacheTrustOnDisk, EveryFolderOnTheWayCounts) {
+  testing::TempDir dir;
+  fs::create_directories(dir.file("gp/p"));
+  ASSERT_EQ(::chmod(dir.file("gp/p").c_str(), 0700), 0);
+  const std::string path = make_cache(dir, "gp/p/tuning.db");
+  const std::string gp = fs::canonical(dir.file("gp")).string();
+  for (const auto& [mode, trusted] : std::vector<std::pair<mode_t, bool>>{
+           {0700, true}, {0755, true}, {0777, false}, {0770, false}, {01777, true}}) {
+    SCOPED_TRACE(std::to_string(mode));
+    ASSERT_EQ(::chmod(gp.c_str(), mode), 0);
+    const CacheTrust trust = cache_trust(path);
+    EXPECT_EQ(trust.loads_stored_code, trusted) << trust.reason;
+    if (!trusted) {
+      EXPECT_EQ(trust.reason.rfind("'" + gp + "' is writable by its group", 0), 0u) << trust.reason;
+    }
+  }
+  ASSERT_EQ(::chmod(gp.c_str(), 0700), 0);
+}
+
+// A link to a link: the folder holding the second link is on the way too.
+TEST(CacheTrustOnDisk, TheFoldersOfEveryLinkFollowedCount) {
+  testing::TempDir dir;
+  for (const char* folder : {"real", "first", "second"}) {
+    fs::create_directory(dir.file(folder));
+    ASSERT_EQ(::chmod(dir.file(folder).c_str(), 0700), 0);
+  }
+  const std::string target = make_cache(dir, "real/tuning.db");
+  fs::create_symlink(target, dir.file("second/tuning.db"));
+  fs::create_symlink(dir.file("second/tuning.db"), dir.file("first/tuning.db"));
+  const std::string link = dir.file("first/tuning.db");
+  EXPECT_TRUE(cache_trust(link).loads_stored_code) << cache_trust(link).reason;
+  const std::string second = fs::canonical(dir.file("second")).string();
+  ASSERT_EQ(::chmod(second.c_str(), 0777), 0);
+  const CacheTrust trust = cache_trust(link);
+  EXPECT_FALSE(trust.loads_stored_code);
+  EXPECT_EQ(trust.reason.rfind("'" + second + "' is writable by its group and by others", 0), 0u) << trust.reason;
+  ASSERT_EQ(::chmod(second.c_str(), 0700), 0);
+  // A loop of links is refused, not followed for ever.
+  fs::create_symlink(dir.file("loop_b"), dir.file("loop_a"));
+  fs::create_symlink(dir.file("loop_a"), dir.file("loop_b"));
+  EXPECT_FALSE(cache_trust(dir.file("loop_a")).loads_stored_code);
 }
 
 TEST(CacheTrustOnDisk, AMissingCacheIsNotTrusted) {
