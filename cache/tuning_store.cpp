@@ -102,6 +102,20 @@ TuningStore::TuningStore(const std::string& path) : db_(path) {
       throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
     }
   }
+  if (version < 0) {
+    const std::string reason = "has schema version " + std::to_string(version) + ", which no tilemm writes";
+    throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
+  }
+  if (version == kSchemaVersion) {
+    // A file of this version lacking a table would fail every query without being corrupt to
+    // SQLite: it is moved aside like one instead.
+    Statement tables(db_, "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
+                          "('results', 'candidates', 'cubins', 'leases')");
+    if (!tables.step() || tables.int64(0) != 4) {
+      const std::string reason = "has schema version " + std::to_string(version) + " but lacks its tables";
+      throw CacheCorrupt("tilemm: cache '" + path + "' " + reason, reason);
+    }
+  }
   if (version > kSchemaVersion)
     throw Error(ErrorKind::cache, "tilemm: cache '" + path + "' has schema version " +
                                       std::to_string(version) + ", newer than this build's " +

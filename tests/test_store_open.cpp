@@ -233,6 +233,27 @@ TEST(StoreOpen, UnwritableLocationGivesAnInMemoryStoreAndAWarning) {
   EXPECT_EQ(opened.store->list().size(), 1u);
 }
 
+// A schema version no tilemm writes, or the current one without its tables, would fail every
+// query of the process without SQLite calling the file corrupt: it is moved aside like one.
+TEST(StoreOpen, ASchemaVersionWithoutItsTablesIsMovedAsideAndReplaced) {
+  for (const char* pragma : {"PRAGMA user_version = -7;", "PRAGMA user_version = 5;"}) {
+    SCOPED_TRACE(pragma);
+    testing::TempDir dir;
+    const std::string path = dir.file("tuning.db");
+    {
+      Database db(path);
+      db.exec(std::string("CREATE TABLE unrelated (x INTEGER); ") + pragma);
+    }
+    const OpenedStore opened = open_store(path);
+    ASSERT_TRUE(opened.store);
+    EXPECT_TRUE(opened.persistent);
+    EXPECT_NE(opened.warning.find("moved it to"), std::string::npos) << opened.warning;
+    opened.store->put(tiny_entry(1));  // the fresh store works
+    EXPECT_EQ(opened.store->list().size(), 1u);
+    EXPECT_EQ(files_starting_with(dir.file(""), "tuning.db.corrupt-").size(), 1u);
+  }
+}
+
 TEST(StoreOpen, NewerSchemaGivesMemoryAndLeavesTheFileAlone) {
   testing::TempDir dir;
   const std::string path = dir.file("tuning.db");
