@@ -175,7 +175,8 @@ JsonEntriesWriter::JsonEntriesWriter(std::ostream& out) : out_(out) { out_ << "{
 
 // Each entry as dump(2) writes an element of the document's array: indented by four spaces.
 void JsonEntriesWriter::add(const StoredEntry& e) {
-  const std::string text = entry_to_json(e).dump(2);
+  // A reason may quote a path or a message of the system, which need not be UTF-8; JSON must be.
+  const std::string text = entry_to_json(e).dump(2, ' ', false, json::error_handler_t::replace);
   out_ << (count_ == 0 ? "\n    " : ",\n    ");
   for (const char c : text) {
     out_ << c;

@@ -73,7 +73,12 @@ void read_candidates(const Database& db, StoredEntry& e) {
   while (s.step()) {
     CandidateResult c;
     c.variant = s.text(0);
-    c.status = candidate_status_from_string(s.text(1));
+    try {
+      c.status = candidate_status_from_string(s.text(1));
+    } catch (const InvalidArgument&) {  // a value of the file, not of the caller
+      throw Error(ErrorKind::cache, "tilemm: the cache holds a candidate of unknown status '" +
+                                        s.text(1) + "' (written by a newer tilemm?)");
+    }
     c.reason = s.text(2);
     c.stats.median_ms = s.real(3);
     c.stats.min_ms = s.real(4);

@@ -46,6 +46,21 @@ TEST(TuningJson, ExportThenImportGivesBackTheSameEntries) {
   EXPECT_TRUE(entries_from_json(entries_to_json({}), detail::why_not_a_known_name).empty());
 }
 
+// A reason may quote a path or a system message in bytes that are not UTF-8: the export still
+// writes a valid document, with U+FFFD in their place, instead of failing halfway.
+TEST(TuningJson, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+  StoredEntry e = entry(kH200, 512);
+  ASSERT_GE(e.candidates.size(), 2u);
+  e.candidates[1].reason = "cannot open '/data/caf\xe9': no such file";
+  std::ostringstream out;
+  JsonEntriesWriter writer(out);
+  writer.add(e);
+  writer.finish();
+  const json doc = json::parse(out.str());
+  EXPECT_EQ(doc["entries"][0]["candidates"][1]["reason"], "cannot open '/data/caf\xef\xbf\xbd': no such file");
+  EXPECT_EQ(entries_from_json(out.str(), detail::why_not_a_known_name).size(), 1u);
+}
+
 struct Malformed {
   const char* what;
   std::function<void(json&)> mutate;

@@ -390,6 +390,29 @@ TEST(TuningStore, NewerSchemaIsRefusedAndLeftUntouched) {
   EXPECT_EQ(tables.int64(0), 0);
 }
 
+// A value of the file that this build does not know is the cache's failure (a lookup then
+// misses), not an invalid argument of the caller's.
+TEST(TuningStore, ACandidateOfUnknownStatusIsACacheError) {
+  testing::TempDir dir;
+  const auto entry = sample_entry();
+  {
+    TuningStore store(dir.file("t.db"));
+    store.put(entry);
+    Database db(dir.file("t.db"));
+    db.exec("UPDATE candidates SET status='bogus'");
+  }
+  TuningStore reopened(dir.file("t.db"));
+  try {
+    reopened.find(entry.device_key, 512, 256, 1024, "a4-dense", true);
+    ADD_FAILURE() << "an unknown status was read";
+  } catch (const InvalidArgument& e) {
+    ADD_FAILURE() << "an invalid argument: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::cache);
+    EXPECT_NE(std::string(e.what()).find("unknown status 'bogus'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TuningStore, GarbageFileIsReportedAsACacheError) {
   testing::TempDir dir;
   const std::string path = dir.file("garbage.db");
