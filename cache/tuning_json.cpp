@@ -46,23 +46,42 @@ std::string plain_json_error(const json::exception& e) {
 using Reader = JsonFieldReader;
 
 // A JSON value built from SAX events: one entry, or one member of the document other than
-// "entries", so that memory holds one of them at a time however long the file is.
+// "entries", so that memory holds one of them at a time however long the file is. Its size is
+// bounded too: each value counts kValueWeight bytes plus the bytes of its string or key, and a
+// value past kMaxEntryTextBytes of them is dropped half-built (too_large()), as the fleet's store
+// refuses an entry's text past that size. A real entry, hundreds of candidates, is far below.
 class ValueBuilder {
  public:
   bool active() const { return active_; }
+  bool too_large() const { return weight_ > kMaxEntryTextBytes; }
+  std::size_t depth() const { return stack_.size(); }
 
   void begin() {
     value_ = json();
     stack_.clear();
     active_ = true;
+    weight_ = 0;
   }
-  void key(std::string name) { key_ = std::move(name); }
+  void key(std::string name) {
+    weight_ += name.size();
+    key_ = std::move(name);
+  }
   // A scalar; true when it was the whole value.
   bool scalar(json v) {
+    weight_ += kValueWeight + (v.is_string() ? v.get_ref<const std::string&>().size() : 0);
     place(std::move(v));
     return stack_.empty();
   }
-  void open(json container) { stack_.push_back(place(std::move(container))); }
+  void open(json container) {
+    weight_ += kValueWeight;
+    stack_.push_back(place(std::move(container)));
+  }
+  // Drops the value being built, too large to keep.
+  void drop() {
+    value_ = json();
+    stack_.clear();
+    active_ = false;
+  }
   // Closes the innermost object or array; true when that completed the value.
   bool close() {
     stack_.pop_back();
@@ -91,10 +110,13 @@ class ValueBuilder {
     return &slot;
   }
 
+  static constexpr std::size_t kValueWeight = 16;  // about what a value costs in memory
+
   json value_;
   std::vector<json*> stack_;
   std::string key_;
   bool active_ = false;
+  std::size_t weight_ = 0;
 };
 
 // SAX handler of a whole document. Each element of "entries" is built, validated and handed on
@@ -123,6 +145,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
     if (skipped_levels_ > 0) return true;
     if (builder_.active()) {
       builder_.key(std::move(name));
+      if (builder_.too_large()) drop_too_large();
     } else {  // a member of the document
       if (name == "entries" && ++entries_keys_ == 2)
         first_bad_entry(InvalidArgument("entries", "appears twice in the document"));
@@ -175,17 +198,46 @@ class DocumentReader : public nlohmann::json_sax<json> {
   bool scalar(json v) {
     if (skipped_levels_ > 0) return true;
     if (builder_.active()) {
-      if (builder_.scalar(std::move(v))) deliver();
+      if (builder_.scalar(std::move(v))) {
+        deliver();
+      } else if (builder_.too_large()) {
+        drop_too_large();
+      }
       return true;
     }
     if (level_ == Level::outside) {
       root_is_object_ = false;
       return true;
     }
+    if (level_ == Level::document && !known_member()) return true;  // only parsed
     builder_.begin();
     builder_.scalar(std::move(v));
-    deliver();
+    if (builder_.too_large()) {
+      drop_too_large();
+    } else {
+      deliver();
+    }
     return true;
+  }
+
+  // The members a document of the format has: the others are parsed, never kept.
+  bool known_member() const {
+    return member_ == "entries" || member_ == "format" || member_ == "format_version";
+  }
+
+  // The value being built passed the size an entry may have: the rest of it is only parsed, and
+  // an entry is refused as the first bad one (later, in the format's order of errors); a member
+  // of the document is refused at once.
+  void drop_too_large() {
+    skipped_levels_ = static_cast<int>(builder_.depth());
+    builder_.drop();
+    const std::string limit = "is larger than " + std::to_string(kMaxEntryTextBytes >> 20) +
+                              " MiB, more than an entry of the format can be";
+    if (level_ == Level::entries) {
+      first_bad_entry(InvalidArgument(entry_path(count_++), limit));
+    } else {
+      throw InvalidArgument(member_, limit);
+    }
   }
 
   bool open(json container) {
@@ -193,6 +245,7 @@ class DocumentReader : public nlohmann::json_sax<json> {
       ++skipped_levels_;
     } else if (builder_.active()) {
       builder_.open(std::move(container));
+      if (builder_.too_large()) drop_too_large();
     } else if (level_ == Level::outside) {
       if (container.is_object()) {
         level_ = Level::document;
@@ -203,6 +256,8 @@ class DocumentReader : public nlohmann::json_sax<json> {
     } else if (level_ == Level::document && member_ == "entries" && container.is_array()) {
       level_ = Level::entries;
       entries_array_seen_ = true;
+    } else if (level_ == Level::document && !known_member()) {
+      skipped_levels_ = 1;  // only parsed
     } else {
       builder_.begin();
       builder_.open(std::move(container));

@@ -263,6 +263,36 @@ TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {
 
 // An entry written by hand or by another tool may give just its winner: no candidates, or an
 // empty list. It imports, exports with an empty list and imports again.
+// Memory holds one entry at a time, and one entry is bounded too: an entry (or a member of the
+// format) that builds past 4 MiB is refused half-read; a member the format does not have is
+// only parsed. The error still names the first bad entry.
+TEST(TuningJson, AnEntryPastFourMiBIsRefusedAndUnknownMembersAreOnlyParsed) {
+  const json valid = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024)}));
+  const json junk = json(std::vector<json>(300000, json::array()));  // 300,000 values
+  json doc = valid;
+  doc["entries"][0]["junk"] = junk;
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0]");
+  doc = valid;
+  doc["entries"][0]["m"] = 0;
+  doc["entries"][1]["junk"] = junk;
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0].m");  // the first bad entry, counted right
+  doc = valid;
+  doc["entries"][0]["junk"] = junk;
+  doc["entries"][1]["m"] = 0;
+  EXPECT_EQ(rejected_field(doc.dump()), "entries[0]");
+  doc = valid;
+  doc["format"] = junk;
+  EXPECT_EQ(rejected_field(doc.dump()), "format");
+  doc = valid;
+  doc["notes"] = junk;
+  doc["more"] = "text";
+  EXPECT_EQ(entries_from_json(doc.dump(), detail::why_not_a_known_name).size(), 2u);
+  // Below the bound, an entry's unknown field is read as before.
+  doc = valid;
+  doc["entries"][0]["junk"] = json(std::vector<json>(1000, json::array()));
+  EXPECT_EQ(entries_from_json(doc.dump(), detail::why_not_a_known_name).size(), 2u);
+}
+
 TEST(TuningJson, CandidatesMayBeOmittedOrEmpty) {
   json doc = json::parse(entries_to_json({entry(kH200, 512), entry(kH200, 1024), entry(kH200, 2048)}));
   doc["entries"][0].erase("candidates");
