@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -163,6 +165,90 @@ TEST_F(GemmCapture, AShapeNotResolvedYetIsRefusedAndTheCaptureGoesOn) {
   // Outside the capture the refused shape resolves as usual.
   const auto out = second.run([&](const GemmArgs& args) { context.gemm(args, stream_); });
   EXPECT_EQ(second.check(out).wrong, 0) << second.check(out).first;
+}
+
+// A BLAS-style call with a transposed operand copies it first. A capture may take the copy only
+// where it takes the GEMM over it too: before the call was made once in the process it is
+// refused with nothing recorded, and the capture goes on; afterwards the whole call is captured,
+// and its graph replays the float64 reference. Batches are asked all before the first is enqueued.
+TEST_F(GemmCapture, ATransposedBlasCallIsCapturedOnlyOnceItWasMadeOutsideTheCapture) {
+  SCOPED_TRACE("data from seed " + std::to_string(seed_));
+  const std::int64_t M = 96, N = 80, K = 72;
+  const auto a = testing::random_matrix(static_cast<std::size_t>(M * K), rng_);
+  const auto b = testing::random_matrix(static_cast<std::size_t>(K * N), rng_);
+  std::vector<float> a_transposed(a.size());  // stored K x M
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t k = 0; k < K; ++k) a_transposed[k * M + i] = a[i * K + k];
+  const std::vector<float> zeros(static_cast<std::size_t>(M * N), 0.0f);
+  const testing::Reference ref = testing::reference_gemm(M, N, K, 1.0f, a, K, b, N, 0.0f, zeros, N);
+  testing::DeviceBuffer at(a_transposed.size()), bd(b.size()), c(zeros.size());
+  at.upload(a_transposed);
+  bd.upload(b);
+  testing::TempDir dir;
+  ContextSettings settings;
+  settings.cache_path = dir.file("tuning.db");
+  settings.options.policy = TunePolicy::off;
+  Context context(settings);
+  const auto call = [&] {
+    context.gemm(Layout::row_major, Op::transpose, Op::none, M, N, K, 1.0f, at.get(), M, bd.get(), N, 0.0f,
+                 c.get(), N, stream_);
+  };
+  const auto nodes_of = [&](const std::function<void()>& work, std::string& why) {
+    testing::cuda_ok(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    try {
+      work();
+    } catch (const InvalidArgument& e) {
+      why = e.what();
+    }
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    testing::cuda_ok(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
+    EXPECT_EQ(status, cudaStreamCaptureStatusActive) << "the capture goes on";
+    cudaGraph_t g = nullptr;
+    testing::cuda_ok(cudaStreamEndCapture(stream_, &g), "cudaStreamEndCapture");
+    size_t nodes = 0;
+    testing::cuda_ok(cudaGraphGetNodes(g, nullptr, &nodes), "cudaGraphGetNodes");
+    testing::cuda_ok(cudaGraphDestroy(g), "cudaGraphDestroy");
+    return nodes;
+  };
+  std::string refused;
+  EXPECT_EQ(nodes_of(call, refused), 0u);
+  EXPECT_NE(refused.find("copies its transposed operands"), std::string::npos) << refused;
+  // Made once outside the capture: captured whole, and the graph computes the product.
+  call();
+  testing::cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  testing::cuda_ok(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  call();
+  cudaGraph_t graph = nullptr;
+  testing::cuda_ok(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  testing::cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  testing::cuda_ok(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  testing::cuda_ok(cudaMemset(c.get(), 0xff, zeros.size() * sizeof(float)), "cudaMemset");  // NaN
+  testing::cuda_ok(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+  testing::cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  testing::cuda_ok(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  const std::vector<float> out = c.download();
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    wrong += !(std::isfinite(out[i]) && std::fabs(out[i] - ref.value[i]) <= testing::tolerance(K, ref.magnitude[i]));
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(context.tunings_run(), 0u);
+  // Two batches, the second's B one float further (another alignment class, so a key of its
+  // own, not resolved yet): refused before the first batch is recorded.
+  testing::DeviceBuffer b2(b.size() + 1), c2(2 * zeros.size());
+  testing::cuda_ok(cudaMemset(b2.get(), 0, (b.size() + 1) * sizeof(float)), "cudaMemset");
+  const auto batches = [&] {
+    context.gemm_strided_batched(Layout::row_major, Op::transpose, Op::none, M, N, K, 1.0f, at.get(), M, 0,
+                                 b2.get(), N, 1, 0.0f, c2.get(), N, M * N, 2, stream_);
+  };
+  std::string second;
+  EXPECT_EQ(nodes_of(batches, second), 0u);
+  EXPECT_NE(second.find("is capturing a CUDA graph"), std::string::npos) << second;
+  batches();
+  testing::cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  std::string none;
+  EXPECT_GE(nodes_of(batches, none), 4u) << none;  // two copies and two GEMMs at least
+  EXPECT_EQ(none, "");
 }
 
 }  // namespace

@@ -114,6 +114,12 @@ class Context {
                             std::int64_t stride_c, std::int64_t batch_count, cudaStream_t stream,
                             const Options& options);
 
+  // Whether gemm(args, stream, options) would enqueue only its kernels: the key of the call, and
+  // of each part it runs as (slabs of rows, a row-split plan's parts), is resolved in this
+  // process, and the options' policy would not resolve it again. A CUDA graph capture records
+  // only such calls (docs/api.md, "CUDA graphs"). Reads the current device; no other CUDA call.
+  bool resolved(const GemmArgs& args, const Options& options);
+
   // Tunings this context's dispatcher ran (a plan's parts count as tunings); the free
   // tunings_run() counts those of every context of the process.
   std::uint64_t tunings_run() const;

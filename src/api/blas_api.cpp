@@ -39,10 +39,13 @@ void check_ld(const char* name, std::int64_t ld, const detail::RowMajorView& sto
 // The row-major copy of an operand stored transposed (`stored` is cols x rows of the logical
 // rows x cols operand), rows padded to 4 floats so that the float4 kernels stay eligible. The
 // copy lives in `memory` until the caller releases it, once the GEMM that reads it is enqueued.
+// The leading dimension of that copy.
+std::int64_t copy_ld(const Stored& stored) { return detail::aligned_ld(stored.rows); }
+
 Stored row_major_copy(const DeviceInfo& device, const Stored& stored,
                       std::optional<detail::StreamWorkspace>& memory, cudaStream_t stream) {
   const std::int64_t rows = stored.cols, cols = stored.rows;
-  const std::int64_t ld = detail::aligned_ld(cols);
+  const std::int64_t ld = copy_ld(stored);
   memory.emplace(static_cast<std::size_t>(rows * ld) * sizeof(float), device.ordinal, stream);
   detail::transpose(device, stored.rows, stored.cols, stored.data, stored.ld, memory->floats(), ld,
                     stream);
@@ -94,8 +97,12 @@ void check_before_launch(const Normalized& p, const float* C) {
   }
 }
 
-void run_one(Context& context, const Normalized& p, float alpha, float beta, float* C,
-             std::int64_t ldc, cudaStream_t stream, const Options& options) {
+// The row-major GEMM that run_one enqueues for `p`: with an empty problem A and B are not read;
+// a transposed operand is read from its copy, which the pool places aligned, at copy_ld (the
+// copy's address is `copy`, or an aligned stand-in where it is not made yet).
+GemmArgs planned_gemm(const Normalized& p, float alpha, float beta, float* C, std::int64_t ldc,
+                      const float* a_copy = nullptr, const float* b_copy = nullptr) {
+  alignas(16) static const float aligned[4] = {};
   const detail::RowMajorReduction& r = p.reduction;
   GemmArgs args;
   args.M = r.M;
@@ -109,35 +116,59 @@ void run_one(Context& context, const Normalized& p, float alpha, float beta, flo
   args.lda = p.a.ld;
   args.B = p.b.data;
   args.ldb = p.b.ld;
-  check_before_launch(p, C);
   if (r.M == 0 || r.N == 0 || r.K == 0) {
     // Nothing reads A or B: M or N == 0 is a no-op, K == 0 is C = beta C. Their leading
-    // dimensions were checked against their own storage above; a transposed operand's would
-    // fail the row-major check of A' and B', which it is not stored as.
+    // dimensions were checked against their own storage; a transposed operand's would fail the
+    // row-major check of A' and B', which it is not stored as.
     args.A = args.B = nullptr;
     args.lda = std::max<std::int64_t>(1, r.K);
     args.ldb = std::max<std::int64_t>(1, r.N);
-    context.gemm(args, stream, options);
-    return;
+    return args;
   }
-  if (!r.a.copy_transposed && !r.b.copy_transposed) {
-    context.gemm(args, stream, options);
-    return;
-  }
-  const DeviceInfo& device = current_device();
-  detail::check_stream(stream, device);  // before the transposes are enqueued on it
-  std::optional<detail::StreamWorkspace> a_copy, b_copy;
   if (r.a.copy_transposed) {
-    const Stored a = row_major_copy(device, p.a, a_copy, stream);  // M x K
-    args.A = a.data;
-    args.lda = a.ld;
+    args.A = a_copy != nullptr ? a_copy : aligned;
+    args.lda = copy_ld(p.a);
   }
   if (r.b.copy_transposed) {
-    const Stored b = row_major_copy(device, p.b, b_copy, stream);  // K x N
-    args.B = b.data;
-    args.ldb = b.ld;
+    args.B = b_copy != nullptr ? b_copy : aligned;
+    args.ldb = copy_ld(p.b);
   }
-  context.gemm(args, stream, options);
+  return args;
+}
+
+bool copies_operands(const Normalized& p) {
+  const detail::RowMajorReduction& r = p.reduction;
+  return r.M > 0 && r.N > 0 && r.K > 0 && (r.a.copy_transposed || r.b.copy_transposed);
+}
+
+// A capture may take a call that copies transposed operands only where it takes the GEMM over the
+// copies too: its key resolved, and the copy's kernel loaded. Else the GEMM would refuse the
+// capture after the copies were recorded into it.
+void check_capturable(Context& context, const Normalized& p, float* C, std::int64_t ldc,
+                      const Options& options, const DeviceInfo& device) {
+  if (!copies_operands(p)) return;  // gemm() refuses an unresolved key itself, before anything
+  if (!detail::transpose_loaded(device) || !context.resolved(planned_gemm(p, 1, 0, C, ldc), options))
+    throw InvalidArgument("stream", "is capturing a CUDA graph, and this call copies its "
+                                    "transposed operands for a GEMM not resolved in this process "
+                                    "yet (resolving it loads its kernel and may tune it, which "
+                                    "cannot be captured): make this call once before the capture");
+}
+
+void run_one(Context& context, const Normalized& p, float alpha, float beta, float* C,
+             std::int64_t ldc, cudaStream_t stream, const Options& options) {
+  check_before_launch(p, C);
+  if (!copies_operands(p)) {
+    context.gemm(planned_gemm(p, alpha, beta, C, ldc), stream, options);
+    return;
+  }
+  const detail::RowMajorReduction& r = p.reduction;
+  const DeviceInfo& device = current_device();
+  detail::check_stream(stream, device);  // before the transposes are enqueued on it
+  if (detail::captures_a_graph(stream)) check_capturable(context, p, C, ldc, options, device);
+  std::optional<detail::StreamWorkspace> a_copy, b_copy;
+  const float* a = r.a.copy_transposed ? row_major_copy(device, p.a, a_copy, stream).data : nullptr;  // M x K
+  const float* b = r.b.copy_transposed ? row_major_copy(device, p.b, b_copy, stream).data : nullptr;  // K x N
+  context.gemm(planned_gemm(p, alpha, beta, C, ldc, a, b), stream, options);
   if (a_copy) a_copy->release();
   if (b_copy) b_copy->release();
 }
@@ -202,14 +233,33 @@ void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t
     detail::check_batch_reach("stride_a", stride_a, batch_count, detail::span_of(a.rows, a.cols, lda), "A");
     detail::check_batch_reach("stride_b", stride_b, batch_count, detail::span_of(b.rows, b.cols, ldb), "B");
   }
-  for (std::int64_t i = 0; i < batch_count; ++i) {
+  const auto batch = [&](std::int64_t i) {
     Normalized one = p;
     const float* a_i = reads_ab && A != nullptr ? A + i * stride_a : nullptr;
     const float* b_i = reads_ab && B != nullptr ? B + i * stride_b : nullptr;
     one.a.data = r.a.source == detail::CallerOperand::a ? a_i : b_i;
     one.b.data = r.b.source == detail::CallerOperand::a ? a_i : b_i;
-    run_one(*this, one, alpha, beta, C != nullptr ? C + i * stride_c : nullptr, ldc, stream, options);
+    return one;
+  };
+  if (batch_count > 1) {
+    const DeviceInfo& device = current_device();
+    detail::check_stream(stream, device);
+    // Batches whose pointers differ in alignment are keys of their own: a capture takes the call
+    // only if it takes every batch, so each is asked before the first is enqueued.
+    if (detail::captures_a_graph(stream))
+    for (std::int64_t i = 0; i < batch_count; ++i) {
+      const Normalized one = batch(i);
+      float* c_i = C + i * stride_c;
+      check_capturable(*this, one, c_i, ldc, options, device);
+      if (!copies_operands(one) && !resolved(planned_gemm(one, alpha, beta, c_i, ldc), options))
+        throw InvalidArgument("stream", "is capturing a CUDA graph, and batch " + std::to_string(i) +
+                                            " of this call is a shape not resolved in this process "
+                                            "yet (its pointers' alignment makes it a key of its own): "
+                                            "make this call once before the capture");
+    }
   }
+  for (std::int64_t i = 0; i < batch_count; ++i)
+    run_one(*this, batch(i), alpha, beta, C + i * stride_c, ldc, stream, options);
 }
 
 }  // namespace tilemm

@@ -52,6 +52,19 @@ void check_tunable(const Problem& p) {
                                              " is not a multiple of it");
 }
 
+// Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
+// rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows
+// except tiled_t8, which can_run then rejects for a full slab.
+constexpr std::int64_t kRowSlab = std::int64_t{65535} * 16;
+
+// The key that a call of `args` with `options` on `device` is resolved and remembered under.
+dispatch::ShapeKey key_of(const GemmArgs& args, const DeviceInfo& device, const Options& options) {
+  const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
+  const bool dense = dispatch::dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
+  return {device.ordinal, args.M,    args.N,           args.K,
+          alignment,     dense,     options.precision, options.vendor};
+}
+
 tuner::TimingPlan plan_for(TuneEffort effort) {
   if (effort != TuneEffort::quick) return tuner::standard_timing_plan();
   const tuner::TimingPlan plan = tuner::quick_timing_plan();
@@ -121,10 +134,6 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& opt
   validate(args);
   detail::check_options(options);
   if (args.M == 0 || args.N == 0) return;
-  // Kernels put tiles of rows on grid y (at most 65535 blocks). Taller problems run as slabs of
-  // rows, each an independent GEMM on its rows of A and C; every family's tile is >= 16 rows
-  // except tiled_t8, which can_run then rejects for a full slab.
-  constexpr std::int64_t kRowSlab = std::int64_t{65535} * 16;
   if (args.M > kRowSlab) {
     for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab)
       gemm(detail::rows_of(args, r0, std::min(kRowSlab, args.M - r0)), stream, options);
@@ -132,10 +141,7 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& opt
   }
   const DeviceInfo& device = current_device();
   detail::check_stream(stream, device);
-  const int alignment = alignment_class(args.A, args.B, args.C, args.lda, args.ldb, args.ldc);
-  const bool dense = dispatch::dense_leading_dimensions(args.K, args.N, args.lda, args.ldb, args.ldc);
-  const dispatch::ShapeKey key{device.ordinal, args.M,    args.N,           args.K,
-                               alignment,     dense,     options.precision, options.vendor};
+  const dispatch::ShapeKey key = key_of(args, device, options);
   auto decision = dispatcher_->find(key);
   if (!decision || dispatch::resolves_again(*decision, options.policy)) {
     Problem problem = args.problem();
@@ -162,6 +168,23 @@ void Context::gemm(const GemmArgs& args, cudaStream_t stream, const Options& opt
     decision->prepared->enqueue(args, stream);
   else
     detail::launch(*decision->kernel, args, stream);
+}
+
+bool Context::resolved(const GemmArgs& args, const Options& options) {
+  if (args.M == 0 || args.N == 0) return true;
+  if (args.M > kRowSlab) {
+    for (std::int64_t r0 = 0; r0 < args.M; r0 += kRowSlab)
+      if (!resolved(detail::rows_of(args, r0, std::min(kRowSlab, args.M - r0)), options)) return false;
+    return true;
+  }
+  const auto decision = dispatcher_->find(key_of(args, current_device(), options));
+  if (!decision || dispatch::resolves_again(*decision, options.policy)) return false;
+  bool parts_resolved = true;
+  if (decision->split_rows > 0)
+    detail::run_row_split(args, decision->split_rows, [&](int, const GemmArgs& part) {
+      parts_resolved = parts_resolved && resolved(part, options);
+    });
+  return parts_resolved;
 }
 
 void Context::gemm(std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,

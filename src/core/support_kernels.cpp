@@ -37,10 +37,21 @@ const SupportModule& module_of(std::string_view kernel) {
 // The support kernel called `name` on `device`. Its file is compiled and loaded the first time
 // one of its kernels is asked for there, and kept for the process (see kernel_library.cpp for
 // why libraries are never unloaded).
+// The kernels loaded so far, by device and name, under their mutex; never destroyed (see
+// kernel_library.cpp).
+struct LoadedSupportKernels {
+  std::mutex mutex;
+  std::map<std::pair<int, std::string_view>, cudaKernel_t> by_name;
+};
+LoadedSupportKernels& loaded_support_kernels() {
+  static auto* loaded = new LoadedSupportKernels();
+  return *loaded;
+}
+
 cudaKernel_t support_kernel(const DeviceInfo& device, std::string_view name) {
-  static auto& mutex = *new std::mutex();  // never destroyed: see kernel_library.cpp
-  static auto* kernels = new std::map<std::pair<int, std::string_view>, cudaKernel_t>();
-  std::lock_guard<std::mutex> lock(mutex);
+  LoadedSupportKernels& loaded = loaded_support_kernels();
+  auto* kernels = &loaded.by_name;
+  std::lock_guard<std::mutex> lock(loaded.mutex);
   if (auto it = kernels->find({device.ordinal, name}); it != kernels->end()) return it->second;
   const SupportModule& module = module_of(name);
   const auto compiled = compile_template(support_source(module.file), std::string(module.kernels.front()),
@@ -80,6 +91,12 @@ const std::vector<SupportModule>& support_modules() {
       {"timing.cu", {"tilemm_hold_stream"}},
   };
   return modules;
+}
+
+bool transpose_loaded(const DeviceInfo& device) {
+  LoadedSupportKernels& loaded = loaded_support_kernels();
+  std::lock_guard<std::mutex> lock(loaded.mutex);
+  return loaded.by_name.count({device.ordinal, "tilemm_transpose"}) > 0;
 }
 
 void transpose(const DeviceInfo& device, std::int64_t rows, std::int64_t cols, const float* src,

@@ -23,6 +23,10 @@ struct SupportModule {
 };
 const std::vector<SupportModule>& support_modules();
 
+// Whether transpose() on `device` would launch without first compiling and loading its kernel,
+// which a stream capture refuses.
+bool transpose_loaded(const DeviceInfo& device);
+
 // Enqueues dst (cols x rows, ldd) = src (rows x cols, lds)^T, row-major.
 void transpose(const DeviceInfo& device, std::int64_t rows, std::int64_t cols, const float* src,
                std::int64_t lds, float* dst, std::int64_t ldd, cudaStream_t stream);
