@@ -178,6 +178,27 @@ TEST(BlasApiArguments, BatchesThatReachPast64BitOffsetsAreNamedByTheirStride) {
   }
 }
 
+// Outputs interleaved within rows share no element: batch i writes columns [i * stride_c,
+// i * stride_c + N) of each ldc-wide row. Accepted where they fit side by side, refused where
+// two batches' columns meet.
+TEST(BlasApiArguments, BatchesSideBySideWithinTheRowsOfCAreAccepted) {
+  auto batched = [](Layout layout, std::int64_t ldc, std::int64_t sc, std::int64_t count) {
+    return refused_or_no_device([&] {
+      // 2 x 3 outputs (3 x 2 column-major: its rows of the row-major view are 2 long).
+      gemm_strided_batched(layout, Op::none, Op::none, 2, 3, 4, 1, dummy, 4, 8, dummy, 4, 12, 0, dummy, ldc, sc,
+                           count);
+    });
+  };
+  EXPECT_EQ(batched(Layout::row_major, 6, 2, 2), "stride_c");   // columns 0-2 and 2-4 meet
+  EXPECT_EQ(batched(Layout::row_major, 8, 3, 3), "stride_c");   // the third ends at column 9 > 8
+  EXPECT_EQ(batched(Layout::column_major, 4, 1, 2), "stride_c");  // rows of 2: 0-1 and 1-2 meet
+  if (device_count() == 0) {
+    EXPECT_EQ(batched(Layout::row_major, 6, 3, 2), "<accepted>");
+    EXPECT_EQ(batched(Layout::row_major, 9, 3, 3), "<accepted>");
+    EXPECT_EQ(batched(Layout::column_major, 4, 2, 2), "<accepted>");
+  }
+}
+
 TEST(CApi, StatusesAndMessagesWithoutLaunching) {
   EXPECT_EQ(tilemmSgemm(TILEMM_ROW_MAJOR, TILEMM_OP_N, TILEMM_OP_N, 4, 5, 3, 1.0f, dummy, 2, dummy, 5, 0.0f, dummy, 5, nullptr),
             TILEMM_STATUS_INVALID_VALUE);
@@ -309,6 +330,44 @@ TEST(StridedBatched, EveryBatchMatchesItsReference) {
 
 // Two contexts side by side, each with its own cache file: the BLAS-style members tune the
 // row-major problem a call reduces to into their own context's cache only, and compute it right.
+// Interleaved outputs: each batch's C is N columns of every row, stride_c apart within rows of
+// ldc; the columns between and after them stay untouched.
+TEST(StridedBatched, BatchesSideBySideWithinRowsMatchTheirReferences) {
+  TILEMM_REQUIRE_DEVICE();
+  const std::int64_t M = 37, N = 29, K = 41, batches = 3, sc = N + 1, ldc = batches * sc + 2;
+  std::mt19937_64 rng(testing::fresh_seed());
+  const auto a = testing::random_matrix(static_cast<std::size_t>(M * K * batches), rng);
+  const auto b = testing::random_matrix(static_cast<std::size_t>(K * N), rng);
+  const auto c0 = testing::random_matrix(static_cast<std::size_t>(M * ldc), rng);
+  testing::DeviceBuffer A(a.size()), B(b.size()), C(c0.size());
+  A.upload(a);
+  B.upload(b);
+  C.upload(c0);
+  gemm_strided_batched(Layout::row_major, Op::none, Op::none, M, N, K, 1.25f, A.get(), K, M * K, B.get(), N, 0, 0.5f,
+                       C.get(), ldc, sc, batches);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = C.download();
+  std::vector<bool> written(out.size(), false);
+  for (std::int64_t i = 0; i < batches; ++i) {
+    const std::vector<float> ai(a.begin() + i * M * K, a.begin() + (i + 1) * M * K);
+    const auto ref = testing::reference_gemm(M, N, K, 1.25f, ai, K, b, N, 0.5f,
+                                             std::vector<float>(c0.begin() + i * sc, c0.end()), ldc);
+    for (std::int64_t row = 0; row < M; ++row)
+      for (std::int64_t col = 0; col < N; ++col) {
+        const auto at = static_cast<std::size_t>(row * ldc + i * sc + col);
+        const auto e = static_cast<std::size_t>(row * N + col);
+        ASSERT_LE(std::fabs(out[at] - ref.value[e]), testing::tolerance(K, ref.magnitude[e]))
+            << "batch " << i << " C[" << row << "][" << col << "]";
+        written[at] = true;
+      }
+  }
+  for (std::size_t at = 0; at < out.size(); ++at) {
+    if (!written[at]) {
+      ASSERT_EQ(out[at], c0[at]) << "element " << at << " between or after the batches";
+    }
+  }
+}
+
 TEST(ContextsOnDevice, BlasStyleMembersTuneIntoTheirOwnContextsCache) {
   TILEMM_REQUIRE_DEVICE();
   testing::TempDir dir;

@@ -218,13 +218,20 @@ void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t
   const detail::RowMajorReduction& r = p.reduction;
   if (batch_count == 0 || r.M == 0 || r.N == 0) return;
   check_before_launch(p, C);
-  // The row-major view of one C spans (rows - 1) * ldc + cols elements; batches must not share
-  // any, since different launches write them.
+  // The row-major view of one C spans (rows - 1) * ldc + cols elements. Batches must not share
+  // any, since each one's beta C would read another's output: they may follow one another
+  // (stride_c >= the span) or sit side by side within each row (each batch's columns
+  // [i * stride_c, i * stride_c + cols) inside one ldc-wide row), as interleaved outputs do.
   const std::int64_t c_span = detail::span_of(r.M, r.N, ldc);
-  if (batch_count > 1 && stride_c < c_span)
+  const bool one_after_another = stride_c >= c_span;
+  const bool side_by_side = stride_c >= r.N && batch_count - 1 <= (ldc - r.N) / stride_c;
+  if (batch_count > 1 && !one_after_another && !side_by_side)
     throw InvalidArgument("stride_c", "is " + std::to_string(stride_c) + ", but one C spans " +
-                                          std::to_string(c_span) +
-                                          " elements: the outputs of the batches would overlap");
+                                          std::to_string(c_span) + " elements, and " +
+                                          std::to_string(batch_count) + " batches of rows of " +
+                                          std::to_string(r.N) + " do not fit side by side in ldc = " +
+                                          std::to_string(ldc) +
+                                          ": the outputs of the batches would overlap");
   detail::check_batch_reach("stride_c", stride_c, batch_count, c_span, "C");
   const bool reads_ab = r.K > 0;  // with K == 0 neither A nor B is read
   if (reads_ab) {
