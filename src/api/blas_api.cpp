@@ -36,12 +36,13 @@ void check_ld(const char* name, std::int64_t ld, const detail::RowMajorView& sto
   detail::check_reach(name, ld, stored.rows, matrix + " as stored");
 }
 
-// The row-major copy of an operand stored transposed (`stored` is cols x rows of the logical
-// rows x cols operand), rows padded to 4 floats so that the float4 kernels stay eligible. The
-// copy lives in `memory` until the caller releases it, once the GEMM that reads it is enqueued.
-// The leading dimension of that copy.
+// The leading dimension of row_major_copy's copy of `stored`: its rows padded to 4 floats, so
+// that the float4 kernels stay eligible.
 std::int64_t copy_ld(const Stored& stored) { return detail::aligned_ld(stored.rows); }
 
+// The row-major copy of an operand stored transposed (`stored` is cols x rows of the logical
+// rows x cols operand), at copy_ld. The copy lives in `memory` until the caller releases it, once
+// the GEMM that reads it is enqueued.
 Stored row_major_copy(const DeviceInfo& device, const Stored& stored,
                       std::optional<detail::StreamWorkspace>& memory, cudaStream_t stream) {
   const std::int64_t rows = stored.cols, cols = stored.rows;
@@ -98,8 +99,8 @@ void check_before_launch(const Normalized& p, const float* C) {
 }
 
 // The row-major GEMM that run_one enqueues for `p`: with an empty problem A and B are not read;
-// a transposed operand is read from its copy, which the pool places aligned, at copy_ld (the
-// copy's address is `copy`, or an aligned stand-in where it is not made yet).
+// a transposed operand is read from its copy, which the pool places aligned, at copy_ld (at
+// `a_copy` / `b_copy`, or an aligned stand-in where the copy is not made yet).
 GemmArgs planned_gemm(const Normalized& p, float alpha, float beta, float* C, std::int64_t ldc,
                       const float* a_copy = nullptr, const float* b_copy = nullptr) {
   alignas(16) static const float aligned[4] = {};
@@ -253,16 +254,17 @@ void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t
     detail::check_stream(stream, device);
     // Batches whose pointers differ in alignment are keys of their own: a capture takes the call
     // only if it takes every batch, so each is asked before the first is enqueued.
-    if (detail::captures_a_graph(stream))
-    for (std::int64_t i = 0; i < batch_count; ++i) {
-      const Normalized one = batch(i);
-      float* c_i = C + i * stride_c;
-      check_capturable(*this, one, c_i, ldc, options, device);
-      if (!copies_operands(one) && !resolved(planned_gemm(one, alpha, beta, c_i, ldc), options))
-        throw InvalidArgument("stream", "is capturing a CUDA graph, and batch " + std::to_string(i) +
-                                            " of this call is a shape not resolved in this process "
-                                            "yet (its pointers' alignment makes it a key of its own): "
-                                            "make this call once before the capture");
+    if (detail::captures_a_graph(stream)) {
+      for (std::int64_t i = 0; i < batch_count; ++i) {
+        const Normalized one = batch(i);
+        float* c_i = C + i * stride_c;
+        check_capturable(*this, one, c_i, ldc, options, device);
+        if (!copies_operands(one) && !resolved(planned_gemm(one, alpha, beta, c_i, ldc), options))
+          throw InvalidArgument("stream", "is capturing a CUDA graph, and batch " + std::to_string(i) +
+                                              " of this call is a shape not resolved in this process "
+                                              "yet (its pointers' alignment makes it a key of its "
+                                              "own): make this call once before the capture");
+      }
     }
   }
   for (std::int64_t i = 0; i < batch_count; ++i)
