@@ -142,30 +142,36 @@ bool copies_operands(const Normalized& p) {
   return r.M > 0 && r.N > 0 && r.K > 0 && (r.a.copy_transposed || r.b.copy_transposed);
 }
 
-// A capture may take a call that copies transposed operands only where it takes the GEMM over the
-// copies too: its key resolved, and the copy's kernel loaded. Else the GEMM would refuse the
-// capture after the copies were recorded into it.
+// A capture takes the call only where it takes all of it: the GEMM's key resolved and, for a call
+// that copies transposed operands, the copy's kernel loaded. Else the GEMM would refuse the
+// capture after the copies, or earlier batches, were recorded into it. `what` names the call.
 void check_capturable(Context& context, const Normalized& p, float* C, std::int64_t ldc,
-                      const Options& options, const DeviceInfo& device) {
-  if (!copies_operands(p)) return;  // gemm() refuses an unresolved key itself, before anything
-  if (!detail::transpose_loaded(device) || !context.resolved(planned_gemm(p, 1, 0, C, ldc), options))
-    throw InvalidArgument("stream", "is capturing a CUDA graph, and this call copies its "
-                                    "transposed operands for a GEMM not resolved in this process "
-                                    "yet (resolving it loads its kernel and may tune it, which "
-                                    "cannot be captured): make this call once before the capture");
+                      const Options& options, const DeviceInfo& device, const std::string& what) {
+  if ((copies_operands(p) && !detail::transpose_loaded(device)) ||
+      !context.resolved(planned_gemm(p, 1, 0, C, ldc), options))
+    throw InvalidArgument("stream", "is capturing a CUDA graph, and " + what + " is not resolved "
+                                    "in this process yet (resolving it loads its kernels and may "
+                                    "tune it, which cannot be captured): make this call once "
+                                    "before the capture");
 }
 
+// `stream_checked`: the caller checked the stream, and a capture on it, for this call already.
 void run_one(Context& context, const Normalized& p, float alpha, float beta, float* C,
-             std::int64_t ldc, cudaStream_t stream, const Options& options) {
+             std::int64_t ldc, cudaStream_t stream, const Options& options,
+             bool stream_checked = false) {
   check_before_launch(p, C);
-  if (!copies_operands(p)) {
+  if (!copies_operands(p)) {  // gemm() checks the stream and refuses an unresolved key itself
     context.gemm(planned_gemm(p, alpha, beta, C, ldc), stream, options);
     return;
   }
   const detail::RowMajorReduction& r = p.reduction;
   const DeviceInfo& device = current_device();
-  detail::check_stream(stream, device);  // before the transposes are enqueued on it
-  if (detail::captures_a_graph(stream)) check_capturable(context, p, C, ldc, options, device);
+  if (!stream_checked) {  // before the transposes are enqueued on it
+    detail::check_stream(stream, device);
+    if (detail::captures_a_graph(stream))
+      check_capturable(context, p, C, ldc, options, device,
+                       "the GEMM this call runs once it copies its transposed operands");
+  }
   std::optional<detail::StreamWorkspace> a_copy, b_copy;
   const float* a = r.a.copy_transposed ? row_major_copy(device, p.a, a_copy, stream).data : nullptr;  // M x K
   const float* b = r.b.copy_transposed ? row_major_copy(device, p.b, b_copy, stream).data : nullptr;  // K x N
@@ -249,26 +255,20 @@ void Context::gemm_strided_batched(Layout layout, Op op_a, Op op_b, std::int64_t
     one.b.data = r.b.source == detail::CallerOperand::a ? a_i : b_i;
     return one;
   };
-  if (batch_count > 1) {
+  const bool many = batch_count > 1;
+  if (many) {
     const DeviceInfo& device = current_device();
     detail::check_stream(stream, device);
     // Batches whose pointers differ in alignment are keys of their own: a capture takes the call
     // only if it takes every batch, so each is asked before the first is enqueued.
     if (detail::captures_a_graph(stream)) {
-      for (std::int64_t i = 0; i < batch_count; ++i) {
-        const Normalized one = batch(i);
-        float* c_i = C + i * stride_c;
-        check_capturable(*this, one, c_i, ldc, options, device);
-        if (!copies_operands(one) && !resolved(planned_gemm(one, alpha, beta, c_i, ldc), options))
-          throw InvalidArgument("stream", "is capturing a CUDA graph, and batch " + std::to_string(i) +
-                                              " of this call is a shape not resolved in this process "
-                                              "yet (its pointers' alignment makes it a key of its "
-                                              "own): make this call once before the capture");
-      }
+      for (std::int64_t i = 0; i < batch_count; ++i)
+        check_capturable(*this, batch(i), C + i * stride_c, ldc, options, device,
+                         "the GEMM of batch " + std::to_string(i) + " of this call");
     }
   }
   for (std::int64_t i = 0; i < batch_count; ++i)
-    run_one(*this, batch(i), alpha, beta, C + i * stride_c, ldc, stream, options);
+    run_one(*this, batch(i), alpha, beta, C + i * stride_c, ldc, stream, options, many);
 }
 
 }  // namespace tilemm
