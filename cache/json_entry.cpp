@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -53,26 +54,28 @@ namespace {
 
 constexpr std::size_t kMaxText = 4096;
 
-// A name the running build can serve for an entry of M rows, by the check its caller injected.
+// A name the running build can serve where it stands in the entry, by the check its caller injected.
 void check_name(const JsonFieldReader& r, const std::string& field, const std::string& name,
-                std::int64_t M, const NameCheck& names) {
-  if (const std::string why = names(name, M); !why.empty()) r.fail(field, why);
+                const detail::StoredName& where, const NameCheck& names) {
+  if (const std::string why = names(name, where); !why.empty()) r.fail(field, why);
 }
 
-CandidateResult read_candidate(const JsonFieldReader& r, std::int64_t M, const NameCheck& names) {
+CandidateResult read_candidate(const JsonFieldReader& r, detail::StoredName where, const NameCheck& names) {
   CandidateResult c;
   c.variant = r.text("variant", kMaxText, "a variant name");
   if (!is_variant_spelling(c.variant))
     r.fail("variant", "must be a variant name, got \"" + c.variant.substr(0, 80) + "\"");
-  check_name(r, "variant", c.variant, M, names);
   const std::string status = r.text("status", kMaxText, "a status");
   try {
     c.status = candidate_status_from_string(status);
   } catch (const InvalidArgument&) {
     r.fail("status", "must be one of ok, wrong_result, compile_error, launch_error, cannot_run, pruned; got \"" + status + "\"");
   }
-  c.reason = r.text("reason", kMaxText, "text of at most 4096 characters");
   const bool ok = c.status == CandidateStatus::ok;
+  // One not timed in full says why in its reason; its precision is not the entry's to check.
+  where.timed = ok;
+  check_name(r, "variant", c.variant, where, names);
+  c.reason = r.text("reason", kMaxText, "text of at most 4096 characters");
   c.stats.median_ms = r.number("median_ms", 0.0, !ok);
   c.stats.min_ms = r.number("min_ms", 0.0, !ok);
   if (ok && c.stats.min_ms > c.stats.median_ms) r.fail("min_ms", "must not exceed median_ms");
@@ -105,8 +108,23 @@ StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
       r.fail("precision", "must be one of highest, high, medium; got \"" + precision.substr(0, 80) + "\"");
     e.precision = *parsed;
   }
+  // Required by version 3, absent from versions 1 and 2 (checked by the document reader like
+  // "precision"): an entry of those is given the set its names show, below. Read before the
+  // names, which are checked against it.
+  std::optional<CandidateSet> set;
+  if (r.has("candidate_set")) {
+    const std::string text = r.text("candidate_set", kMaxText, "one of with_vendor, own_only");
+    set = parse_candidate_set(text);
+    if (!set)
+      r.fail("candidate_set", "must be one of with_vendor, own_only; got \"" + text.substr(0, 80) + "\"");
+  }
+  detail::StoredName where;
+  where.M = e.M;
+  where.precision = e.precision;
+  where.own_only = set == CandidateSet::own_only;
   e.winner = r.text("winner", kMaxText, "a variant name");
-  check_name(r, "winner", e.winner, e.M, names);
+  where.timed = true;
+  check_name(r, "winner", e.winner, where, names);
   e.median_ms = r.number("median_ms", 0.0, false);
   e.tflops = r.number("tflops", 0.0, true, 1e6);
   e.margin = r.number("margin", 0.0, true);
@@ -124,7 +142,7 @@ StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
   bool winner_listed = false;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const JsonFieldReader cr(candidates[i], r.join("candidates[" + std::to_string(i) + "]"));
-    CandidateResult c = read_candidate(cr, e.M, names);
+    CandidateResult c = read_candidate(cr, where, names);
     if (!seen.insert(c.variant).second) cr.fail("variant", "appears twice in this entry");
     if (c.variant == e.winner) {
       winner_listed = true;
@@ -133,17 +151,7 @@ StoredEntry read_entry(const JsonFieldReader& r, const NameCheck& names) {
     e.candidates.push_back(std::move(c));
   }
   if (!candidates.empty() && !winner_listed) r.fail("winner", "is not among the entry's candidates");
-  // Required by version 3, absent from versions 1 and 2 (checked by the document reader like
-  // "precision"): an entry of those is given the set its names show.
-  if (r.has("candidate_set")) {
-    const std::string set = r.text("candidate_set", kMaxText, "one of with_vendor, own_only");
-    const auto parsed = parse_candidate_set(set);
-    if (!parsed)
-      r.fail("candidate_set", "must be one of with_vendor, own_only; got \"" + set.substr(0, 80) + "\"");
-    e.candidate_set = *parsed;
-  } else {
-    e.candidate_set = inferred_candidate_set(e.winner, e.candidates);
-  }
+  e.candidate_set = set ? *set : inferred_candidate_set(e.winner, e.candidates);
   return e;
 }
 

@@ -12,15 +12,18 @@
 #include <string_view>
 
 #include "json_fields.hpp"
+#include "row_split.hpp"
 #include "tuning_store.hpp"
 
 namespace tilemm::cache {
 
-// Whether `name`, stored as the winner or a candidate of an entry of M rows, is one the running
-// build can serve: empty when it is, else why not ("is not a variant this build knows: ...").
-// The cache does not know the kernels' vocabulary (variants, plans); the layer that does passes
-// this check in, and every entry read through it names only what the build can run.
-using NameCheck = std::function<std::string(const std::string& name, std::int64_t M)>;
+// Whether `name`, standing in an entry as `where` says (its rows, precision and set, and whether
+// it is the winner or a candidate timed in full), is one the running build can serve there:
+// empty when it is, else why not ("is not a variant this build knows: ..."). The cache does not
+// know the kernels' vocabulary (variants, plans, providers, the precision each computes at); the
+// layer that does passes this check in, and every entry read through it names only what the
+// build can run, consistently with the entry's precision and candidate set.
+using NameCheck = std::function<std::string(const std::string& name, const detail::StoredName& where)>;
 
 // One candidate's fields as the format writes them (also the core of tilemm-tune --json).
 nlohmann::json candidate_to_json(const CandidateResult& c);

@@ -273,7 +273,7 @@ TEST(CublasNames, RoundTripAndNamesAreCanonical) {
     ASSERT_TRUE(parsed) << why;
     EXPECT_TRUE(*parsed == call);
     EXPECT_EQ(detail::cublas_precision(*parsed), math == 0 ? Precision::highest : Precision::medium);
-    EXPECT_TRUE(detail::why_not_a_known_name(name, 64).empty()) << name;
+    EXPECT_TRUE(detail::why_not_a_known_name(name, {64}).empty()) << name;
   }
   for (const char* bad : {"cublas_v130100_m2", "cublas_v130100_m01", "cublas_v0130100_m0",
                           "cublas_vn1_m0", "cublas_v130100", "cublas_v130100_m0_a1",
@@ -281,7 +281,7 @@ TEST(CublasNames, RoundTripAndNamesAreCanonical) {
     std::string why;
     EXPECT_FALSE(detail::parse_cublas_name(bad, why)) << bad;
     EXPECT_FALSE(why.empty());
-    EXPECT_FALSE(detail::why_not_a_known_name(bad, 64).empty()) << bad;
+    EXPECT_FALSE(detail::why_not_a_known_name(bad, {64}).empty()) << bad;
   }
 }
 

@@ -46,7 +46,7 @@ std::optional<cache::StoredEntry> in_redis(const RedisServer& server, const Prob
   cache::RedisStore store(cache::parse_redis_url(server.url()), std::chrono::milliseconds(500));
   return store.find(fake_device().model_key(), p.M, p.N, p.K, class_of(p), p.precision,
                     candidate_set_of(p),
-                    [](const std::string&, std::int64_t) { return std::string(); });
+                    [](const std::string&, const detail::StoredName&) { return std::string(); });
 }
 
 std::string run(const std::string& command) {

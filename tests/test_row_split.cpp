@@ -60,14 +60,14 @@ TEST(RowSplit, OnlyThePlansTuningMakesAreKnownNames) {
     for (const std::int64_t core : {m / 256 * 256, m / 128 * 128, m - 1, m / 2, std::int64_t{1}}) {
       const bool tuned = std::find(heights.begin(), heights.end(), core) != heights.end();
       EXPECT_EQ(is_tuned_row_split(core, p), tuned) << m << " at " << core;
-      EXPECT_EQ(why_not_a_known_name(row_split_name(core), m).empty(), tuned) << m << " at " << core;
+      EXPECT_EQ(why_not_a_known_name(row_split_name(core), {m}).empty(), tuned) << m << " at " << core;
     }
   }
-  EXPECT_EQ(why_not_a_known_name("rowsplit_h4096", 4097), "");
-  EXPECT_EQ(why_not_a_known_name("rowsplit_h2816", 3000), "");
+  EXPECT_EQ(why_not_a_known_name("rowsplit_h4096", {4097}), "");
+  EXPECT_EQ(why_not_a_known_name("rowsplit_h2816", {3000}), "");
   for (const auto& [name, m] : std::vector<std::pair<const char*, std::int64_t>>{
            {"rowsplit_h4096", 4096}, {"rowsplit_h4095", 4096}, {"rowsplit_h1099", 1100}, {"rowsplit_h512", 1000}}) {
-    const std::string why = why_not_a_known_name(name, m);
+    const std::string why = why_not_a_known_name(name, {m});
     EXPECT_NE(why.find("not a plan that tuning makes for m = " + std::to_string(m)), std::string::npos)
         << name << ": " << why;
   }

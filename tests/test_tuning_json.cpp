@@ -164,20 +164,36 @@ TEST(TuningJson, ARowSplitPlanIsAWinnerLikeAVariant) {
 }
 
 // The cache knows no kernel names itself: whether a winner or a candidate is one the build can
-// serve is the injected check's answer, with its reason, for every name of every entry.
+// serve is the injected check's answer, with its reason, for every name of every entry, told
+// where the name stands: the entry's rows, precision and set, and whether it was timed in full.
 TEST(TuningJson, NamesAreCheckedByTheInjectedCheckAlone) {
-  const std::string text = entries_to_json({entry(kH200, 512), entry(kH200, 1024)});
-  std::vector<std::pair<std::string, std::int64_t>> asked;
-  const NameCheck accept_all = [&](const std::string& name, std::int64_t M) {
-    asked.emplace_back(name, M);
+  StoredEntry own_high = entry(kH200, 1024);
+  own_high.precision = Precision::high;
+  own_high.candidate_set = CandidateSet::own_only;
+  const std::string text = entries_to_json({entry(kH200, 512), own_high});
+  std::vector<std::pair<std::string, detail::StoredName>> asked;
+  const NameCheck accept_all = [&](const std::string& name, const detail::StoredName& where) {
+    asked.emplace_back(name, where);
     return std::string();
   };
   EXPECT_EQ(entries_from_json(text, accept_all).size(), 2u);
-  ASSERT_FALSE(asked.empty());
-  EXPECT_TRUE(std::any_of(asked.begin(), asked.end(), [](const auto& a) { return a.second == 1024; }));
+  // Each entry's winner, then its two candidates: the winner's own (ok) and the pruned naive.
+  ASSERT_EQ(asked.size(), 6u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(asked[i].first);
+    EXPECT_EQ(asked[i].second.M, 512);
+    EXPECT_EQ(asked[i].second.precision, Precision::highest);
+    EXPECT_FALSE(asked[i].second.own_only);
+    EXPECT_EQ(asked[3 + i].second.M, 1024);
+    EXPECT_EQ(asked[3 + i].second.precision, Precision::high);
+    EXPECT_TRUE(asked[3 + i].second.own_only);
+  }
+  EXPECT_TRUE(asked[0].second.timed && asked[1].second.timed) << "the winner, and its ok candidate";
+  EXPECT_EQ(asked[2].first, "naive");
+  EXPECT_FALSE(asked[2].second.timed) << "a pruned candidate";
 
-  const NameCheck refuse_1024 = [](const std::string&, std::int64_t M) {
-    return M == 1024 ? std::string("is not served by this test's build") : std::string();
+  const NameCheck refuse_1024 = [](const std::string&, const detail::StoredName& where) {
+    return where.M == 1024 ? std::string("is not served by this test's build") : std::string();
   };
   try {
     entries_from_json(text, refuse_1024);
@@ -190,6 +206,60 @@ TEST(TuningJson, NamesAreCheckedByTheInjectedCheckAlone) {
   StoredEntry future = entry(kH200, 256, "hopperwg_bm128_bn256");
   EXPECT_EQ(entries_from_json(entries_to_json({future}), accept_all).size(), 1u);
   EXPECT_THROW(entries_from_json(entries_to_json({future}), detail::why_not_a_known_name), InvalidArgument);
+}
+
+// The build's check holds each name to where it stands: a winner (or a candidate timed in full)
+// less accurate than the entry's precision, or a vendor candidate in an entry tuned with own
+// kernels only, is refused naming it, as dispatch would never serve it. A candidate that was not
+// timed may be anything the build knows, and a vendor one anywhere but in an own-only entry.
+TEST(TuningJson, NamesMustFitTheirEntrysPrecisionAndCandidateSet) {
+  detail::register_candidate_provider(std::make_unique<testing::FakeVendorProvider>());
+  struct Unregister {
+    ~Unregister() { detail::unregister_candidate_provider("fakevendor"); }
+  } unregister;
+  const std::string sp3 = "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp3_v4";  // 3xTF32: high
+  const std::string sp1 = "tf32mma_bm128_bn128_bk32_wm64_wn32_st3_sp1_v4";  // TF32: medium
+  const auto at = [&](const std::string& winner, Precision precision) {
+    StoredEntry e = entry(kH200, 512, winner);
+    e.precision = precision;
+    return e;
+  };
+  const auto refused = [](const StoredEntry& e) {
+    try {
+      entries_from_json(entries_to_json({e}), detail::why_not_a_known_name);
+    } catch (const InvalidArgument& error) {
+      return error.argument() + ": " + error.what();
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_NE(refused(at(sp3, Precision::highest)).find("entries[0].winner"), std::string::npos);
+  EXPECT_NE(refused(at(sp3, Precision::highest)).find("computes at precision high, less accurate than the entry's highest"),
+            std::string::npos);
+  EXPECT_NE(refused(at(sp1, Precision::high)).find("entries[0].winner"), std::string::npos);
+  EXPECT_NE(refused(at("cublas_v130100_m1", Precision::highest)).find("computes at precision medium"),
+            std::string::npos) << "a provider says its candidates' precision";
+  EXPECT_EQ(refused(at(sp3, Precision::medium)), "<accepted>");
+  EXPECT_EQ(refused(at("tiled_t32_p0", Precision::high)), "<accepted>");
+  EXPECT_EQ(refused(at("fakevendor_a1", Precision::highest)), "<accepted>")
+      << "a provider that does not say its precision is not held to one";
+
+  StoredEntry untimed_tf32 = at("tiled_t32_p0", Precision::high);
+  untimed_tf32.candidates[1].variant = sp1;  // pruned
+  EXPECT_EQ(refused(untimed_tf32), "<accepted>");
+  StoredEntry timed_tf32 = untimed_tf32;
+  timed_tf32.candidates[1].status = CandidateStatus::ok;
+  EXPECT_NE(refused(timed_tf32).find("entries[0].candidates[1].variant"), std::string::npos);
+
+  StoredEntry own_with_vendor = at("tiled_t32_p0", Precision::highest);
+  own_with_vendor.candidates[1].variant = "fakevendor_a1";  // pruned, but a vendor's
+  EXPECT_EQ(refused(own_with_vendor), "<accepted>") << "with vendor candidates";
+  own_with_vendor.candidate_set = CandidateSet::own_only;
+  EXPECT_NE(refused(own_with_vendor).find("entries[0].candidates[1].variant"), std::string::npos);
+  EXPECT_NE(refused(own_with_vendor).find("is a vendor candidate, in an entry tuned with own kernels only"),
+            std::string::npos);
+  StoredEntry own_vendor_winner = at("fakevendor_a2", Precision::highest);
+  own_vendor_winner.candidate_set = CandidateSet::own_only;
+  EXPECT_NE(refused(own_vendor_winner).find("entries[0].winner"), std::string::npos);
 }
 
 TEST(TuningJson, EveryMalformedDocumentIsRejectedNamingTheFirstBadField) {

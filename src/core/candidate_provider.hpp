@@ -13,11 +13,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tilemm/device.hpp"
 #include "tilemm/gemm.hpp"
+#include "tilemm/precision.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm::detail {
@@ -62,6 +64,13 @@ class CandidateProvider {
   // Why `name` is not the canonical name of one of its candidates (parse(name(x)) == x); empty
   // when it is. Cheap and the same on every machine: no library is loaded for it.
   virtual std::string why_not_a_name(const std::string& name) const = 0;
+  // The precision its candidate `name` (a canonical name) computes at, where the name says it;
+  // nullopt where the provider does not tell. The readers of stored entries refuse a winner less
+  // accurate than its entry's precision by it. Cheap, and no library is loaded for it.
+  virtual std::optional<Precision> precision_of(const std::string& name) const {
+    (void)name;
+    return std::nullopt;
+  }
   // Its candidates for `problem` on `device`, by name; none where it is unavailable here (its
   // library is missing). May ask the vendor's heuristic; counted by heuristic_queries().
   virtual std::vector<std::string> candidates(const DeviceInfo& device, const Problem& problem) = 0;

@@ -145,6 +145,13 @@ class CublasProvider : public CandidateProvider {
     return parse_cublas_name(name, why) ? "" : why;
   }
 
+  std::optional<Precision> precision_of(const std::string& name) const override {
+    std::string why;
+    const auto parsed = parse_cublas_name(name, why);
+    if (!parsed) return std::nullopt;
+    return cublas_precision(*parsed);
+  }
+
   std::vector<std::string> candidates(const DeviceInfo&, const Problem& problem) override {
     const Cublas* blas = cublas();
     if (blas == nullptr || !why_too_large(problem).empty()) return {};

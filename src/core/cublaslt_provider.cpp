@@ -143,6 +143,13 @@ class CublasLtProvider : public CandidateProvider {
     return parse_cublaslt_name(name, why) ? "" : why;
   }
 
+  std::optional<Precision> precision_of(const std::string& name) const override {
+    std::string why;
+    const auto parsed = parse_cublaslt_name(name, why);
+    if (!parsed) return std::nullopt;
+    return cublaslt_precision(*parsed);
+  }
+
   std::vector<std::string> candidates(const DeviceInfo& device, const Problem& problem) override {
     const CublasLt* lt = cublaslt();
     if (lt == nullptr) return {};

@@ -50,26 +50,33 @@ bool is_tuned_row_split(std::int64_t core_rows, const Problem& problem) {
   return false;
 }
 
-std::string why_not_a_known_name(const std::string& name, std::int64_t M) {
+std::string why_not_a_known_name(const std::string& name, const StoredName& where) {
   if (const auto rows = parse_row_split(name)) {
     Problem rows_only;  // the heights depend on M alone
-    rows_only.M = M;
+    rows_only.M = where.M;
     if (!is_tuned_row_split(*rows, rows_only))
       return "splits the rows at " + std::to_string(*rows) + ", which is not a plan that tuning makes "
-             "for m = " + std::to_string(M) + " (m rounded down to a multiple of 256 or 128, where m is "
-             "at least " + std::to_string(kMinRows) + " and not a multiple of 128)";
+             "for m = " + std::to_string(where.M) + " (m rounded down to a multiple of 256 or 128, "
+             "where m is at least " + std::to_string(kMinRows) + " and not a multiple of 128)";
     return "";
   }
+  std::optional<Precision> computes;
   if (CandidateProvider* provider = provider_of(name)) {
     if (std::string why = provider->why_not_a_name(name); !why.empty())
       return "is not a " + provider->prefix() + " candidate's name: " + why;
-    return "";
+    if (where.own_only && provider->vendor())
+      return "is a vendor candidate, in an entry tuned with own kernels only";
+    computes = provider->precision_of(name);
+  } else {
+    try {
+      computes = precision_of(parse_variant(name));
+    } catch (const InvalidArgument& e) {
+      return std::string("is not a variant this build knows: ") + e.what();
+    }
   }
-  try {
-    parse_variant(name);
-  } catch (const InvalidArgument& e) {
-    return std::string("is not a variant this build knows: ") + e.what();
-  }
+  if (where.timed && computes && !serves(*computes, where.precision))
+    return std::string("computes at precision ") + to_string(*computes) +
+           ", less accurate than the entry's " + to_string(where.precision);
   return "";
 }
 

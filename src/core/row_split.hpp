@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tilemm/gemm.hpp"
+#include "tilemm/precision.hpp"
 #include "tilemm/variant.hpp"
 
 namespace tilemm::detail {
@@ -39,11 +40,24 @@ std::vector<std::int64_t> row_split_heights(const Problem& problem);
 // M - 1, its core's entry at M - 2, and so on, a chain of nested calls as deep as M.
 bool is_tuned_row_split(std::int64_t core_rows, const Problem& problem);
 
-// Why `name`, stored as the winner or a candidate of a tuning entry of M rows, is not a name this
-// build can serve, empty when it is: a variant it knows, or a plan that tuning makes for M rows
-// (is_tuned_row_split). The check the cache's readers are given (cache/tuning_json.hpp,
-// NameCheck).
-std::string why_not_a_known_name(const std::string& name, std::int64_t M);
+// Where a stored tuning entry names a kernel: the entry's rows, precision and candidate set, and
+// whether the name is its winner or a candidate timed in full. The defaults other than M ask
+// only whether the build knows the name.
+struct StoredName {
+  std::int64_t M = 1;
+  Precision precision = Precision::medium;  // every kernel serves medium
+  bool own_only = false;                    // the entry's set: own kernels only
+  bool timed = false;                       // the winner, or a candidate of status ok
+};
+
+// Why `name`, standing in a tuning entry as `where` says, is not a name this build can serve
+// there, empty when it is: a variant it knows, or a plan that tuning makes for M rows
+// (is_tuned_row_split); then, for the winner and a candidate timed in full, not less accurate
+// than the entry's precision (tilemm/precision.hpp, serves), where the name says its precision
+// (a plan's parts are entries of their own; a provider may not say); and no vendor candidate in
+// an entry tuned with own kernels only. The check the cache's readers are given
+// (cache/json_entry.hpp, NameCheck).
+std::string why_not_a_known_name(const std::string& name, const StoredName& where);
 
 // Rows [first, first + count) of `args` (or `problem`) as a GEMM of their own: A and C advance by
 // whole rows, B is shared, and the leading dimensions, hence the alignment class, are kept.
