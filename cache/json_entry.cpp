@@ -179,12 +179,15 @@ namespace {
 constexpr const char* kDocumentTail = "\n  ],\n  \"format\": \"";
 }  // namespace
 
+std::string json_text(const json& value, int indent) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 JsonEntriesWriter::JsonEntriesWriter(std::ostream& out) : out_(out) { out_ << "{\n  \"entries\": ["; }
 
 // Each entry as dump(2) writes an element of the document's array: indented by four spaces.
 void JsonEntriesWriter::add(const StoredEntry& e) {
-  // A reason may quote a path or a message of the system, which need not be UTF-8; JSON must be.
-  const std::string text = entry_to_json(e).dump(2, ' ', false, json::error_handler_t::replace);
+  const std::string text = json_text(entry_to_json(e), 2);
   out_ << (count_ == 0 ? "\n    " : ",\n    ");
   for (const char c : text) {
     out_ << c;

@@ -25,6 +25,12 @@ namespace tilemm::cache {
 // build can run, consistently with the entry's precision and candidate set.
 using NameCheck = std::function<std::string(const std::string& name, const detail::StoredName& where)>;
 
+// `value` as JSON text, indented as nlohmann's dump() takes `indent` (-1: on one line). JSON text
+// must be UTF-8, and a reason or a path may quote the system's bytes, which need not be: those
+// are written as U+FFFD. Every JSON that tilemm writes (an export, a fleet value, tilemm-tune
+// --json) goes through it.
+std::string json_text(const nlohmann::json& value, int indent = -1);
+
 // One candidate's fields as the format writes them (also the core of tilemm-tune --json).
 nlohmann::json candidate_to_json(const CandidateResult& c);
 

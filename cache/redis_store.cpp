@@ -104,9 +104,7 @@ void RedisStore::put_all(const std::vector<StoredEntry>& entries) {
     try {
       RedisConnection& c = connection();
       for (std::size_t i = first; i < last; ++i)
-        // Bytes that are not UTF-8 (a reason quoting the system) become U+FFFD, as in an export.
-        c.append({"SET", result_key(entries[i]),
-                  entry_to_json(entries[i]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+        c.append({"SET", result_key(entries[i]), json_text(entry_to_json(entries[i]))});
       for (std::size_t i = first; i < last; ++i) c.reply("SET");
     } catch (const Error&) {
       connection_.reset();  // replies may be left unread: the connection cannot be reused

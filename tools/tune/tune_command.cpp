@@ -234,7 +234,7 @@ int tune_command(const std::vector<Shape>& shapes, const std::string& device_opt
                 {"cache", cache_path()},
                 {"devices", devices}};
     // The cache path and the errors are the system's bytes, which need not be UTF-8.
-    out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    out << cache::json_text(doc, 2) << "\n";
   } else {
     for (const auto& run : runs)
       for (const auto& r : run.results) print_table(out, run.device, r);
