@@ -328,8 +328,6 @@ TEST(StridedBatched, EveryBatchMatchesItsReference) {
   }
 }
 
-// Two contexts side by side, each with its own cache file: the BLAS-style members tune the
-// row-major problem a call reduces to into their own context's cache only, and compute it right.
 // Interleaved outputs: each batch's C is N columns of every row, stride_c apart within rows of
 // ldc; the columns between and after them stay untouched.
 TEST(StridedBatched, BatchesSideBySideWithinRowsMatchTheirReferences) {
@@ -368,6 +366,8 @@ TEST(StridedBatched, BatchesSideBySideWithinRowsMatchTheirReferences) {
   }
 }
 
+// Two contexts side by side, each with its own cache file: the BLAS-style members tune the
+// row-major problem a call reduces to into their own context's cache only, and compute it right.
 TEST(ContextsOnDevice, BlasStyleMembersTuneIntoTheirOwnContextsCache) {
   TILEMM_REQUIRE_DEVICE();
   testing::TempDir dir;
